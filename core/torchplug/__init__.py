@@ -1,0 +1,80 @@
+"""torchplug: the PyTorch programming model as a small core plus plugins.
+
+``import torchplug as torch`` runs ordinary PyTorch code.  The core defines tensors, dtypes,
+devices, dispatch keys, operator schemas and the dispatcher; backends (cpu, meta, ...) and
+core-layer plugins arrive through entry points.  ``python -m torchplug`` shows what is installed.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import math as _math
+
+from . import _dtype
+from ._converters import install_converters as _install_converters
+
+_install_converters()
+
+from . import _ops  # noqa: E402  (registers the op-object factory before any define)
+from ._core_kernels import CORE_OWNER as _CORE_OWNER, register_core as _register_core  # noqa: E402
+from .library import Library as _Library  # noqa: E402
+
+_register_core(_Library("aten", "DEF", owner=_CORE_OWNER))
+
+from ._bindings import install_bindings as _install_bindings, return_types  # noqa: E402
+from ._tensor_methods import install_tensor_methods as _install_tensor_methods  # noqa: E402
+
+_install_bindings(globals())
+_install_tensor_methods()
+
+from ._backends import Backend  # noqa: E402
+from ._creation import (  # noqa: E402
+    arange, as_tensor, asarray, bernoulli, empty, empty_like, empty_strided, eye, from_numpy, full, full_like,
+    linspace, logspace, multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+    randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like,
+)
+from ._device import device, get_default_device, set_default_device  # noqa: E402
+from ._dtype import (  # noqa: E402
+    bfloat16, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float16, float32, float64,
+    get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+)
+from ._dtype import bool_ as bool  # noqa: E402, A001
+from ._dtype import float as float  # noqa: E402, A001
+from ._dtype import int as int  # noqa: E402, A001
+from ._ops import list_ops, ops  # noqa: E402
+from ._printing import set_printoptions  # noqa: E402
+from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from ._tensor import Size, Tensor  # noqa: E402
+from . import library, plugins  # noqa: E402
+from ._introspect import explain, result_type  # noqa: E402
+
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+strided = "torchplug.strided"
+
+
+def is_tensor(obj: object) -> _builtins.bool:
+    """True if ``obj`` is a torchplug Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    return input.dtype.is_floating_point
+
+
+def is_complex(input: Tensor) -> _builtins.bool:
+    return input.dtype.is_complex
+
+
+def numel(input: Tensor) -> _builtins.int:
+    return input.numel()
+
+
+def get_num_threads() -> _builtins.int:
+    return 1
+
+
+def set_num_threads(n: _builtins.int) -> None:
+    """NumPy kernels run on its own BLAS threads; accepted for compatibility."""

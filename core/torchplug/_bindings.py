@@ -1,0 +1,382 @@
+"""Python bindings: ``torchplug.<fn>`` functions, ``Tensor`` methods and operators over the aten table.
+
+Simple ops are generated from their schemas (the function form renames ``self`` to ``input``
+and gains ``out=``); ops whose Python signature spans several overloads are written by hand
+below.  Either way a call reaches exactly one generated entry point.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+from . import _dtype as D
+from ._aten import A
+from ._dispatch.codegen import build_entry
+from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
+from ._op_schemas import expand_table
+from ._tensor import Tensor, Size
+
+__all__ = ["FUNCTIONS", "install_bindings", "return_types"]
+
+
+class _ReturnTypes:
+    """``torchplug.return_types``: named tuples for multi-output ops."""
+
+    max = namedtuple("max", ["values", "indices"])
+    min = namedtuple("min", ["values", "indices"])
+    aminmax = namedtuple("aminmax", ["min", "max"])
+    sort = namedtuple("sort", ["values", "indices"])
+    topk = namedtuple("topk", ["values", "indices"])
+
+
+return_types = _ReturnTypes()
+
+# Python names that are not generated (hand-written below, or factories in _creation).
+_HANDWRITTEN = {
+    "max", "min", "clamp", "view", "reshape", "permute", "expand", "transpose", "fill_", "masked_fill",
+    "scatter", "split", "split_with_sizes", "var", "std", "nonzero", "flatten", "squeeze",
+    "index", "index_put", "copy_", "_to_copy", "alias", "random_", "as_strided", "where",
+}
+_NOT_METHODS = {"cat", "stack"}  # first argument is not a tensor
+_ALIASES = {
+    "absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "clip": "clamp", "concat": "cat",
+    "concatenate": "cat", "divide": "div", "true_divide": "div", "multiply": "mul", "subtract": "sub",
+    "negative": "neg", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+    "not_equal": "ne", "swapaxes": "transpose", "swapdims": "transpose", "fix": "trunc",
+}
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def _entry(name: str) -> OperatorEntry:
+    return DISPATCHER.entry(f"aten::{name}")
+
+
+def _generated() -> None:
+    """Generate functions and methods for every op with a single functional overload."""
+    by_name: dict[str, list[str]] = {}
+    for schema, tags, _ in expand_table():
+        if "inplace" in tags or "out" in tags:
+            continue
+        full = schema.split("(")[0]
+        by_name.setdefault(full.removeprefix("aten::").split(".")[0], []).append(full)
+    for name, overloads in by_name.items():
+        if name in _HANDWRITTEN or len(overloads) != 1:
+            continue
+        entry = DISPATCHER.entry(overloads[0])
+        if "factory" in entry.tags:
+            continue
+        out_entry = _find_out(entry)
+        first = entry.schema.arguments[0].name if entry.schema.arguments else ""
+        FUNCTIONS[name] = build_entry(
+            entry, display=name, first_name="input" if first == "self" else None, out_entry=out_entry, func_name=name
+        )
+        if first == "self" and name not in _NOT_METHODS:
+            setattr(Tensor, name, build_entry(entry, display=f"Tensor.{name}", func_name=name))
+            inplace = DISPATCHER.find(f"aten::{name}_" + (f".{entry.schema.overload_name}" if entry.schema.overload_name else ""))
+            if inplace is not None and not hasattr(Tensor, name + "_"):
+                setattr(Tensor, name + "_", build_entry(inplace, display=f"Tensor.{name}_", func_name=name + "_"))
+        if name.endswith("_"):
+            setattr(Tensor, name, build_entry(entry, display=f"Tensor.{name}", func_name=name))
+
+
+def _find_out(entry: OperatorEntry) -> OperatorEntry | None:
+    schema = entry.schema
+    overload = "out" if schema.overload_name in ("", "Tensor", "default") else f"{schema.overload_name}_out"
+    return DISPATCHER.find(f"aten::{schema.name}.{overload}")
+
+
+def _sizes(args: tuple[Any, ...]) -> Any:
+    """Accept both f(2, 3) and f((2, 3)) / f([2, 3]) / f(torch.Size(...))."""
+    if len(args) == 1 and not isinstance(args[0], int) and not hasattr(args[0], "__index__"):
+        return args[0]
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0]
+    return args
+
+
+# ---- hand-written multi-overload functions --------------------------------------------------------
+def _minmax(which: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    full = A[f"{which}"]
+    dim_op = A[f"{which}.dim"]
+    binary = A["maximum" if which == "max" else "minimum"]
+    rtype = getattr(return_types, which)
+
+    def function(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
+        if isinstance(dim, Tensor):
+            return binary(input, dim) if out is None else A["maximum.out" if which == "max" else "minimum.out"](input, dim, out=out)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{which}() received an invalid combination of arguments: keepdim without dim")
+            return full(input)
+        values, indices = dim_op(input, dim, keepdim)
+        if out is not None:
+            out[0].copy_(values)
+            out[1].copy_(indices)
+            values, indices = out
+        return rtype(values, indices)
+
+    def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        return function(self, dim, keepdim)
+
+    function.__name__ = method.__name__ = which
+    return function, method
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
+    """Clamp every element into ``[min, max]`` (numbers or tensors)."""
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        name = "clamp.Tensor"
+    else:
+        name = "clamp"
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if out is not None:
+        return A[f"{name}_out" if "." in name else "clamp.out"](input, min, max, out=out)
+    return A[name](input, min, max)
+
+
+def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return A["clamp_.Tensor"](self, min, max)
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return A["clamp_"](self, min, max)
+
+
+def _var_std(which: str) -> Callable[..., Any]:
+    op = A[which]
+    out_op = A[f"{which}.out"]
+
+    def function(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+                 correction: Any = None, out: Any = None) -> Tensor:
+        if isinstance(dim, bool):  # legacy var(input, unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise RuntimeError(f"{which}: can't specify both unbiased and correction")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        if out is not None:
+            return out_op(input, dim, correction=correction, keepdim=keepdim, out=out)
+        return op(input, dim, correction=correction, keepdim=keepdim)
+
+    function.__name__ = which
+    return function
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any = None) -> Any:
+    """Elementwise ``input if condition else other``; ``where(cond)`` is ``nonzero(cond, as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if out is not None:
+        return A["where.self_out"](condition, input, other, out=out)
+    return A["where.self"](condition, input, other)
+
+
+def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
+    """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors."""
+    result = A.nonzero(input)
+    if as_tuple:
+        if input.dim() == 0:
+            return (A.select(result, 1, 0) if result.dim() == 2 and result.shape[1] else A.view(result, [-1]),)
+        return tuple(A.select(result, 1, i) for i in range(input.dim()))
+    if out is not None:
+        from ._composites import resize_output
+
+        resize_output(out, result.shape)
+        A.copy_(out, result)
+        return out
+    return result
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into chunks of a given size, or of the listed sizes."""
+    if isinstance(split_size_or_sections, int) or hasattr(split_size_or_sections, "__index__"):
+        return tuple(A["split.Tensor"](tensor, int(split_size_or_sections), dim))
+    return tuple(A.split_with_sizes(tensor, split_size_or_sections, dim))
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Flatten dims ``start_dim..end_dim`` into one."""
+    return A.flatten(input, start_dim, end_dim)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Remove size-1 dims (all of them, or the given ones)."""
+    return A.squeeze(input, dim)
+
+
+def reshape(input: Tensor, shape: Any) -> Tensor:
+    """The same data with a new shape: a view when possible, else a copy."""
+    return A.reshape(input, shape)
+
+
+def permute(input: Tensor, dims: Any) -> Tensor:
+    """Reorder dimensions (a view)."""
+    return A.permute(input, dims)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions (a view)."""
+    return A.transpose(input, dim0, dim1)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """Fill where ``mask`` is True with ``value`` (number or 0-dim tensor)."""
+    if isinstance(value, Tensor):
+        return A["masked_fill.Tensor"](input, mask, value)
+    return A["masked_fill.Scalar"](input, mask, value)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+    """Write ``src`` (tensor or number) into ``input`` at ``index`` along ``dim`` (out of place)."""
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported yet; use scatter_add or scatter_reduce")
+    src = value if src is None else src
+    if isinstance(src, Tensor):
+        return A["scatter.src"](input, dim, index, src)
+    return A["scatter.value"](input, dim, index, src)
+
+
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+    """A view with explicit sizes, strides and storage offset."""
+    return A.as_strided(input, size, stride, storage_offset)
+
+
+def _install_methods() -> None:
+    T = Tensor
+    T.max, T.min = _minmax("max")[1], _minmax("min")[1]
+    T.clamp = T.clip = lambda self, min=None, max=None: clamp(self, min, max)
+    T.clamp_ = T.clip_ = _clamp_
+    T.var, T.std = FUNCTIONS["var"], FUNCTIONS["std"]
+    T.view = lambda self, *shape: (
+        A["view.dtype"](self, shape[0]) if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)) else A.view(self, _sizes(shape))
+    )
+    T.view_as = lambda self, other: A.view(self, other.shape)
+    T.reshape = lambda self, *shape: A.reshape(self, _sizes(shape))
+    T.reshape_as = lambda self, other: A.reshape(self, other.shape)
+    T.permute = lambda self, *dims: A.permute(self, _sizes(dims))
+    T.expand = lambda self, *sizes: A.expand(self, _sizes(sizes))
+    T.expand_as = lambda self, other: A.expand(self, other.shape)
+    T.transpose = lambda self, dim0, dim1: A.transpose(self, dim0, dim1)
+    T.swapaxes = T.swapdims = T.transpose
+    T.flatten = lambda self, start_dim=0, end_dim=-1: A.flatten(self, start_dim, end_dim)
+    T.squeeze = lambda self, dim=None: A.squeeze(self, dim)
+    T.fill_ = lambda self, value: A["fill_.Tensor"](self, value) if isinstance(value, Tensor) else A["fill_.Scalar"](self, value)
+    T.masked_fill = masked_fill
+    T.masked_fill_ = lambda self, mask, value: (
+        A["masked_fill_.Tensor"](self, mask, value) if isinstance(value, Tensor) else A["masked_fill_.Scalar"](self, mask, value)
+    )
+    T.scatter = scatter
+    T.scatter_ = lambda self, dim, index, src=None, *, value=None: (
+        A["scatter_.src"](self, dim, index, src) if isinstance(src, Tensor) else A["scatter_.value"](self, dim, index, value if src is None else src)
+    )
+    T.split = lambda self, split_size, dim=0: split(self, split_size, dim)
+    T.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
+    T.where = lambda self, condition, other: A["where.self"](condition, self, other)
+    T.copy_ = lambda self, src, non_blocking=False: A.copy_(self, src, non_blocking)
+    T.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided(self, size, stride, storage_offset)
+    T.index_put_ = lambda self, indices, values, accumulate=False: A["index_put_"](self, list(indices), values, accumulate)
+    T.index_put = lambda self, indices, values, accumulate=False: A["index_put"](self, list(indices), values, accumulate)
+    T.uniform_ = lambda self, from_=0.0, to=1.0, *, generator=None: A.uniform_(self, from_, to, generator=generator)
+    T.random_ = _random_
+    T.detach_ = _detach_
+    T.T = property(_T)
+    T.mT = property(lambda self: A.transpose(self, -2, -1))
+    T.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self))
+    T.mH = property(lambda self: A.transpose(self, -2, -1))
+
+
+def _T(self: Tensor) -> Tensor:
+    n = self.dim()
+    return self if n < 2 else A.permute(self, list(range(n - 1, -1, -1)))
+
+
+def _detach_(self: Tensor) -> Tensor:
+    self._grad_fn = None
+    self._requires_grad = False
+    return self
+
+
+def _random_(self: Tensor, from_: Any = None, to: Any = None, *, generator: Any = None) -> Tensor:
+    if from_ is not None and to is None:
+        from_, to = 0, from_
+    if from_ is None:
+        from_ = 0
+        # PyTorch's default range: every integer the dtype represents exactly.
+        mantissa = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+        if self._dtype.name in mantissa:
+            to = 2 ** mantissa[self._dtype.name] + 1
+        elif self._dtype is not D.bool_:
+            to = D.iinfo(self._dtype).max + 1
+        else:
+            to = 2
+    return A["random_.from"](self, int(from_), to, generator=generator)
+
+
+# ---- operators ----------------------------------------------------------------------------------
+def _install_operators() -> None:
+    T = Tensor
+    add, sub, mul, div = A.add, A.sub, A.mul, A.div
+    T.__add__ = add
+    T.__radd__ = lambda self, other: add(other, self)
+    T.__iadd__ = A["add_.Tensor"]
+    T.__sub__ = sub
+    T.__rsub__ = lambda self, other: sub(other, self)
+    T.__isub__ = A["sub_.Tensor"]
+    T.__mul__ = mul
+    T.__rmul__ = lambda self, other: mul(other, self)
+    T.__imul__ = A["mul_"]
+    T.__truediv__ = div
+    T.__rtruediv__ = lambda self, other: div(other, self)
+    T.__itruediv__ = A["div_.Tensor"]
+    T.__floordiv__ = A.floor_divide
+    T.__rfloordiv__ = lambda self, other: A.floor_divide(other, self)
+    T.__ifloordiv__ = A["floor_divide_"]
+    T.__mod__ = A.remainder
+    T.__rmod__ = lambda self, other: A.remainder(other, self)
+    T.__imod__ = A["remainder_"]
+    T.__pow__ = A.pow
+    T.__rpow__ = lambda self, other: A.pow(other, self)
+    T.__ipow__ = A["pow_.Tensor_Tensor"]
+    T.__matmul__ = A.matmul
+    T.__rmatmul__ = lambda self, other: A.matmul(other, self)
+    T.__neg__ = A.neg
+    T.__pos__ = lambda self: self
+    T.__abs__ = A.abs
+    T.__invert__ = A.bitwise_not
+    for op, name in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                     ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+        fn = getattr(A, name)
+        setattr(T, f"__{op}__", fn)
+        setattr(T, f"__r{op}__", (lambda f: lambda self, other: f(other, self))(fn))
+        setattr(T, f"__i{op}__", A[f"{name}_"])
+    for op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(T, f"__{op}__", A[f"{op}.Tensor"])
+
+
+def install_bindings(namespace: dict[str, Any]) -> None:
+    """Generate everything and publish the functions into ``namespace`` (the torchplug module)."""
+    _generated()
+    FUNCTIONS["var"], FUNCTIONS["std"] = _var_std("var"), _var_std("std")
+    FUNCTIONS["max"], FUNCTIONS["min"] = _minmax("max")[0], _minmax("min")[0]
+    for fn in (clamp, where, nonzero, split, flatten, squeeze, reshape, permute, transpose, masked_fill, scatter, as_strided):
+        FUNCTIONS[fn.__name__] = fn
+    for alias, target in _ALIASES.items():
+        if target in FUNCTIONS:
+            FUNCTIONS[alias] = FUNCTIONS[target]
+            if hasattr(Tensor, target) and not hasattr(Tensor, alias):
+                setattr(Tensor, alias, getattr(Tensor, target))
+            if hasattr(Tensor, target + "_") and not hasattr(Tensor, alias + "_"):
+                setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
+    _install_methods()
+    _install_operators()
+    namespace.update(FUNCTIONS)
+
+
+# keep a reference so linters see builtins is intentionally imported for shadowed names
+_ = (builtins, Size)

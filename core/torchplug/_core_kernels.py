@@ -1,0 +1,121 @@
+"""The core's own registrations: aten definitions, composites, BackendSelect and ADInplaceOrView.
+
+These are attributed to "torchplug core" in introspection.  They are made once, when
+``torchplug`` is imported, through the same Library API plugins use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._backends import backend_for
+from ._composites import COMPOSITES, inplace_kernel, out_kernel
+from ._device import get_default_device
+from ._dispatch import keys as K
+from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
+from ._dispatch.tls import tls
+from ._op_schemas import expand_table
+from .library import Library
+
+__all__ = ["register_core", "CORE_OWNER"]
+
+CORE_OWNER = "torchplug core"
+_BELOW_BACKEND_SELECT = K.below(K.BACKEND_SELECT_BIT)
+
+
+def _redispatcher(entry: OperatorEntry) -> Callable[..., Any]:
+    cache_get = entry.cache.get
+
+    def redispatch(ks: int, *args: Any) -> Any:
+        kernel = cache_get(ks)
+        if kernel is None:
+            kernel = DISPATCHER.lookup(entry, ks)
+        return kernel(*args)
+
+    return redispatch
+
+
+def backend_select_kernel(entry: OperatorEntry) -> Callable[..., Any]:
+    """Factory ops have no tensor to pick a backend: use ``device=`` (or the default device)."""
+    index = next(i for i, a in enumerate(entry.schema.arguments) if a.name == "device")
+    redispatch = _redispatcher(entry)
+
+    def kernel(ks: int, *args: Any) -> Any:
+        dev = args[index]
+        if dev is None:
+            dev = get_default_device()
+            args = args[:index] + (dev,) + args[index + 1 :]
+        backend = backend_for(dev.type)
+        return redispatch(((ks & _BELOW_BACKEND_SELECT) | backend.keyset) & tls.mask, *args)
+
+    kernel.__qualname__ = f"backend_select[{entry.name}]"
+    return kernel
+
+
+def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
+    """ADInplaceOrView for a mutating op: run it below, then bump each written tensor's version."""
+    written = entry.schema.mutated_argument_indices
+    redispatch = _redispatcher(entry)
+    mask = K.AFTER_AD_INPLACE_OR_VIEW
+    # Like PyTorch's AutoDispatchBelowADInplaceOrView: ops the kernel below calls (a composite's
+    # inner copy_) must not bump versions or record autograd again.
+    below = ~(K.AUTOGRAD_BAND | (1 << K.AD_INPLACE_OR_VIEW_BIT))
+
+    def kernel(ks: int, *args: Any) -> Any:
+        old = tls.mask
+        tls.mask = old & below
+        try:
+            result = redispatch(ks & mask, *args)
+        finally:
+            tls.mask = old
+        for i in written:
+            target = args[i]
+            if target is None:
+                continue
+            if isinstance(target, (list, tuple)):
+                for t in target:
+                    t._storage.version += 1
+            else:
+                target._storage.version += 1
+        return result
+
+    kernel.__qualname__ = f"bump_version[{entry.name}]"
+    return kernel
+
+
+def register_core(lib: Library) -> None:
+    """Define the aten table and register every core kernel through ``lib``."""
+    rows = expand_table()
+    for schema, tags, wrapped in rows:
+        lib.define(schema.removeprefix("aten::"), tags=tags, wrapped_numbers=wrapped)
+    for name, (key, fn) in COMPOSITES.items():
+        lib.impl(name, fn, key)
+    for schema, tags, _ in rows:
+        full = schema.split("(")[0]
+        entry = DISPATCHER.entry(full)
+        if "inplace" in tags or "out" in tags:
+            functional = _functional_of(entry)
+            if functional is not None:
+                maker = inplace_kernel if "inplace" in tags else out_kernel
+                lib.impl(full, maker(functional), "CompositeExplicitAutograd")
+        if entry.schema.is_mutable:
+            lib.impl(full, version_bump_kernel(entry), "ADInplaceOrView", with_keyset=True)
+        if "factory" in tags:
+            lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
+
+
+def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:
+    schema = entry.schema
+    base = schema.name.removesuffix("_")
+    if schema.overload_name in ("out", ""):
+        overload = ""
+    elif schema.overload_name.endswith("_out"):
+        overload = schema.overload_name[: -len("_out")]
+    else:
+        overload = schema.overload_name
+    for candidate in ([f"aten::{base}.{overload}"] if overload else []) + [f"aten::{base}", f"aten::{base}.Tensor"]:
+        found = DISPATCHER.find(candidate)
+        if found is not None and not found.schema.is_mutable:
+            return found
+    return None

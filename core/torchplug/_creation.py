@@ -1,0 +1,429 @@
+"""Tensor creation: ``tensor``, ``as_tensor``, ``from_numpy``, factories with PyTorch's signatures, random."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _dtype as D
+from ._aten import A
+from ._backends import backend_for
+from ._device import as_device, device, get_default_device
+from ._random import Generator, default_generator
+from ._tensor import Tensor
+
+__all__ = [
+    "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+    "ones_like", "full_like", "empty_strided", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint",
+    "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial", "scalar_tensor",
+]
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _dev(dev: Any) -> device:
+    return get_default_device() if dev is None else as_device(dev)
+
+
+def _size_args(size: tuple[Any, ...]) -> list[int]:
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer)) and not (isinstance(size[0], Tensor) and size[0].dim() == 0):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, bool) or isinstance(s, float):
+            raise TypeError(f"size must be a tuple of ints, but got element of type {type(s).__name__}")
+        out.append(int(s))
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
+    return out
+
+
+# ---- host data -> tensors ---------------------------------------------------------------------------
+def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
+    """NumPy array of ``data`` with PyTorch's dtype inference for Python numbers."""
+    if isinstance(data, np.ndarray):
+        arr = data
+        if dtype is None:
+            D.from_numpy_dtype(arr.dtype)  # raises TypeError for unsupported dtypes
+    else:
+        data = _unwrap(data)
+        _check_ragged(data)
+        arr = np.array(data)
+        if dtype is None:
+            kind = arr.dtype.kind
+            if kind == "f":
+                arr = arr.astype(D.get_default_dtype().numpy_dtype)
+            elif kind == "c":
+                arr = arr.astype(D.get_default_complex_dtype().numpy_dtype)
+            elif kind in "iu":
+                arr = arr.astype(np.int64)
+            elif kind == "b":
+                pass
+            elif arr.size == 0 and kind in "O":
+                arr = arr.astype(D.get_default_dtype().numpy_dtype)
+            else:
+                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        arr = arr.astype(dtype.numpy_dtype)
+    return arr
+
+
+def _unwrap(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(d) for d in data]
+    if isinstance(data, numbers.Number) or isinstance(data, np.generic):
+        return data
+    if hasattr(data, "__array__"):
+        return np.asarray(data)
+    if isinstance(data, (str, bytes)) or data is None:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if hasattr(data, "__len__") and hasattr(data, "__getitem__"):
+        return [_unwrap(d) for d in data]
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _check_ragged(data: Any, dim: int = 0) -> tuple[int, ...]:
+    """Shape of nested lists; raises PyTorch's ValueError for ragged input."""
+    if not isinstance(data, list):
+        return np.shape(data) if isinstance(data, np.ndarray) else ()
+    shapes = [_check_ragged(d, dim + 1) for d in data]
+    if shapes and any(s != shapes[0] for s in shapes):
+        bad = next(s for s in shapes if s != shapes[0])
+        first_len = shapes[0][0] if shapes[0] else 0
+        got = bad[0] if bad else 0
+        raise ValueError(f"expected sequence of length {first_len} at dim {dim + 1} (got {got})")
+    return (len(data), *(shapes[0] if shapes else ()))
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested sequences, NumPy arrays, numbers, tensors)."""
+    dtype = _opt_dtype(dtype)
+    if isinstance(data, Tensor):
+        out = A._to_copy(data.detach() if data.requires_grad else data, dtype=dtype or data.dtype,
+                         device=_dev(device) if device is not None else data.device)
+        return _finish(out, requires_grad)
+    arr = _infer_array(data, dtype)
+    dev = _dev(device)
+    return _finish(backend_for(dev.type).from_host(np.array(arr, copy=True), dev), requires_grad)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A 0-dim tensor (default float dtype unless given)."""
+    return tensor(s, dtype=_opt_dtype(dtype) or D.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like :func:`tensor`, but shares memory with ``data`` when dtype and device allow."""
+    dtype = _opt_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if (dtype or device) else data
+    dev = _dev(device)
+    backend = backend_for(dev.type)
+    if isinstance(data, np.ndarray) and backend.is_host and (dtype is None or data.dtype == dtype.numpy_dtype):
+        return from_numpy(data) if dev == get_default_device() or backend.is_host else tensor(data, dtype=dtype, device=dev)
+    return backend.from_host(_infer_array(data, dtype), dev)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+    """``as_tensor`` with an explicit copy policy (``copy=True`` always copies)."""
+    if copy:
+        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _finish(as_tensor(obj, dtype=dtype, device=device), requires_grad)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A host tensor sharing memory with ``ndarray`` (writes show through both ways)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            "currently supported. (You can probably work around this by making a copy of your array with array.copy().)"
+        )
+    host = _host_backend()
+    return host.from_host(ndarray, as_device(host.device_type), copy=False)
+
+
+def _host_backend() -> Any:
+    from ._backends import registered_backends
+
+    get_default_device()  # loads plugins if needed
+    for b in registered_backends().values():
+        if b.is_host:
+            return b
+    raise RuntimeError("from_numpy() needs a host backend (install torchplug-cpu).")
+
+
+def _opt_dtype(dtype: Any) -> D.dtype | None:
+    if dtype is None or isinstance(dtype, D.dtype):
+        return dtype
+    return {bool: D.bool_, int: D.int64, float: D.float64, complex: D.complex128}.get(dtype) or D.from_numpy_dtype(dtype)
+
+
+# ---- factories ------------------------------------------------------------------------------------
+def _factory(op: Any, size: list[int], out: Any, dtype: Any, device: Any, requires_grad: bool, *extra: Any) -> Tensor:
+    if out is not None:
+        result = op(size, *extra, dtype=_opt_dtype(dtype) or out.dtype, device=device or out.device)
+        from ._composites import resize_output
+
+        resize_output(out, result.shape)
+        return A.copy_(out, result)
+    return _finish(op(size, *extra, dtype=_opt_dtype(dtype), device=device), requires_grad)
+
+
+def empty(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+          requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialized tensor."""
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return _factory(A.empty, _size_args(size), out, dt, device, requires_grad)
+
+
+def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor filled with 0."""
+    return _factory(A.zeros, _size_args(size), out, dtype, device, requires_grad)
+
+
+def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor filled with 1."""
+    return _factory(A.ones, _size_args(size), out, dtype, device, requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, out: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` (its dtype is inferred from the value when not given)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _factory(A.full, _size_args((size,)), out, dtype, device, requires_grad, fill_value)
+
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialized tensor with the given strides."""
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return _finish(A.empty_strided(list(size), list(stride), dtype=dt, device=device), requires_grad)
+
+
+def _like(fn: Any) -> Any:
+    def like(input: Tensor, *args: Any, dtype: Any = None, layout: Any = None, device: Any = None,
+             requires_grad: bool = False, memory_format: Any = None, **kwargs: Any) -> Tensor:
+        return fn(*((list(input.shape),) + args), dtype=_opt_dtype(dtype) or input.dtype,
+                  device=device if device is not None else input.device, requires_grad=requires_grad, **kwargs)
+
+    like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = f"Like :func:`{fn.__name__}` with the shape, dtype and device of ``input``."
+    return like
+
+
+empty_like = _like(empty)
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """A tensor shaped like ``input`` filled with ``fill_value``."""
+    return full(list(input.shape), fill_value, dtype=_opt_dtype(dtype) or input.dtype,
+                device=device if device is not None else input.device, requires_grad=requires_grad)
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None, dtype: Any = None, layout: Any = None,
+           device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) in steps of ``step``."""
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = values
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    dt = _opt_dtype(dtype)
+    if dt is None:
+        dt = D.get_default_dtype() if any(isinstance(v, float) for v in values) else D.int64
+    return _factory_direct(A.arange, out, requires_grad, start, end, step, dtype=dt, device=device)
+
+
+def _factory_direct(op: Any, out: Any, requires_grad: bool, *args: Any, **kwargs: Any) -> Tensor:
+    result = op(*args, **kwargs)
+    if out is not None:
+        from ._composites import resize_output
+
+        resize_output(out, result.shape)
+        return A.copy_(out, result)
+    return _finish(result, requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, out: Any = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return _factory_direct(A.linspace, out, requires_grad, start, end, steps, dtype=dt, device=device)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any = None, dtype: Any = None,
+             layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    if steps < 0:
+        raise RuntimeError("logspace(): number of steps must be non-negative")
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return _factory_direct(A.logspace, out, requires_grad, start, end, steps, float(base), dtype=dt, device=device)
+
+
+def eye(n: int, m: int | None = None, *, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    m = n if m is None else m
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return _factory_direct(A.eye, out, requires_grad, n, m, dtype=dt, device=device)
+
+
+# ---- random -----------------------------------------------------------------------------------------
+def rand(*size: Any, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    t = empty(*size, out=out, dtype=dtype, device=device)
+    A.uniform_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Standard normal samples."""
+    t = empty(*size, out=out, dtype=dtype, device=device)
+    A.normal_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randint(*args: Any, size: Any = None, generator: Generator | None = None, out: Any = None, dtype: Any = None,
+            layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Integers uniformly drawn from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = empty(_size_args((size,)), out=out, dtype=_opt_dtype(dtype) or D.int64, device=device)
+    A["random_.from"](t, int(low), int(high), generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A random permutation of ``0..n-1``."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    result = A.randperm(n, generator=generator, dtype=_opt_dtype(dtype) or D.int64, device=device)
+    return _factory_direct(lambda: result, out, requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
+    return rand(list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
+    return randn(list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False, **_: Any) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None, out: Any = None,
+           dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Normal samples with the given mean(s) and standard deviation(s)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if isinstance(std, Tensor) and std.numel() and bool((std < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = list(A.add(A.mul(mean, 0), A.mul(std, 0)).shape) if isinstance(mean, Tensor) and isinstance(std, Tensor) else list(ref.shape)
+        noise = randn(shape, generator=generator, dtype=ref.dtype, device=ref.device)
+        result = A.add(A.mul(noise, std), mean)
+        if out is not None:
+            from ._composites import resize_output
+
+            resize_output(out, result.shape)
+            return A.copy_(out, result)
+        return result
+    if size is None:
+        raise TypeError("normal() with float mean and std needs a size")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    t = empty(_size_args((size,)), out=out, dtype=dtype, device=device)
+    A.normal_(t, float(mean), float(std), generator=generator)
+    return _finish(t, requires_grad)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None, out: Any = None) -> Tensor:
+    """Draw 0/1 with probability ``input`` (or ``p``) for each element."""
+    if p is not None:
+        result = A.bernoulli_(A.empty(list(input.shape), dtype=input.dtype, device=input.device), float(p), generator=generator)
+    else:
+        result = A.bernoulli(input, generator=generator)
+    return _factory_direct(lambda: result, out, False)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None,
+                out: Any = None) -> Tensor:
+    """Sample indices from the categorical distributions in the rows of ``input``."""
+    return _factory_direct(A.multinomial, out, False, input, num_samples, replacement, generator=generator)
+
+
+# ---- legacy constructor and pickling ------------------------------------------------------------------
+def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    """``Tensor(data)`` / ``Tensor(*sizes)`` / ``Tensor()``: default float dtype."""
+    if kwargs.get("device") is not None:
+        kwargs["device"] = as_device(kwargs["device"])
+    if not args:
+        return empty(0, **kwargs)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0]
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return empty(*args, **kwargs)
+    if len(args) == 1 and isinstance(args[0], tuple) and type(args[0]).__name__ == "Size":
+        return empty(*args[0], **kwargs)
+    return tensor(args[0], dtype=D.get_default_dtype(), **kwargs)
+
+
+def rebuild_tensor(values: Any, dtype_name: str, device_str: str, shape: tuple[int, ...], requires_grad: bool) -> Tensor:
+    """Inverse of ``Tensor.__reduce_ex__``."""
+    dt = D.from_name(dtype_name) if hasattr(D, "from_name") else getattr(D, dtype_name if dtype_name != "bool" else "bool_")
+    if values is None:
+        t = empty(*shape, dtype=dt, device=device_str)
+    else:
+        t = tensor(values, dtype=dt, device=device_str)
+    return _finish(t, requires_grad)
+
+
+_ = (math, default_generator)

@@ -1,0 +1,231 @@
+"""Generated per-op entry points: argument checks, key-set extraction and the cache hit.
+
+Each operator gets a Python function compiled from its schema, so a call costs what a
+hand-written wrapper would: CPython binds the arguments natively, each tensor argument
+contributes its key set with one attribute read, cheap ``__class__`` guards check the rest,
+and the kernel is one dict hit away.  Nothing is parsed or built per call.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .dispatcher import DISPATCHER, OperatorEntry
+from .schema import NO_DEFAULT, Argument, FunctionSchema, SchemaType
+from .tls import tls
+
+__all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "python_name"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgContext:
+    """Where an argument sits, so conversion errors can name the op, the argument and the type."""
+
+    op: str  # display name, e.g. 'add' or 'aten::add.Tensor'
+    name: str
+    position: int  # 1-based, like PyTorch's messages
+    type: SchemaType
+
+    def fail(self, value: Any, expected: str | None = None) -> TypeError:
+        what = expected or str(self.type)
+        return TypeError(
+            f"{self.op}(): argument '{self.name}' (position {self.position}) must be {what}, "
+            f"not {type(value).__name__}"
+        )
+
+
+# base type (or 'base[]' for lists) -> (guard expression with {x}, converter(value, ctx))
+CONVERTERS: dict[str, tuple[str, Callable[[Any, ArgContext], Any]]] = {}
+# schema identifier defaults (contiguous_format, Mean, long, ...) -> Python value
+IDENTIFIER_DEFAULTS: dict[str, Any] = {"Mean": 1, "Sum": 2, "None": 0}
+# names the guard expressions may use (e.g. _DTYPE, _DEVICE), set by the core
+GUARD_GLOBALS: dict[str, Any] = {}
+
+
+def register_converter(type_key: str, guard: str, convert: Callable[[Any, ArgContext], Any]) -> None:
+    """Install the check for one schema type; ``guard`` is a fast expression over ``{x}``."""
+    CONVERTERS[type_key] = (guard, convert)
+
+
+def python_name(name: str) -> str:
+    """Schema argument names that are Python keywords get a trailing underscore."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _default_value(arg: Argument) -> Any:
+    value = arg.default
+    if isinstance(value, list):
+        return tuple(value)
+    name = getattr(value, "name", None)
+    if name is not None and type(value).__name__ == "Identifier":
+        return IDENTIFIER_DEFAULTS.get(name, name)
+    return value
+
+
+def _tensor_list_keyset(values: Any, ctx: ArgContext) -> int:
+    ks = 0
+    try:
+        for v in values:
+            if v is not None:
+                ks |= v._keyset
+    except (AttributeError, TypeError):
+        raise ctx.fail(values, "tuple of Tensors") from None
+    return ks
+
+
+def _not_tensor(value: Any, ctx: ArgContext) -> int:
+    raise ctx.fail(value, "Tensor")
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
+def _wrapped_number(value: Any, ctx: ArgContext) -> int:
+    # Binary pointwise ops take Python numbers where a Tensor is expected; the kernel sees the
+    # number itself (a "wrapped number" for type promotion) and it adds no key.
+    if isinstance(value, _NUMBERS):
+        return 0
+    if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        return 0  # NumPy scalar
+    raise ctx.fail(value, "Tensor or number")
+
+
+def _no_tensor_given(op: str) -> None:
+    raise TypeError(f"{op}(): expected at least one argument to be a Tensor, but all were numbers")
+
+
+def build_entry(
+    entry: OperatorEntry,
+    *,
+    display: str | None = None,
+    first_name: str | None = None,
+    out_entry: OperatorEntry | None = None,
+    func_name: str | None = None,
+) -> Callable[..., Any]:
+    """Compile the entry point for ``entry``.
+
+    Args:
+        display: name used in error messages (defaults to the op's full name).
+        first_name: rename the first argument (``self`` -> ``input`` for torch.* functions).
+        out_entry: if given, the function gains ``out=None`` and routes to this overload when set.
+        func_name: ``__name__`` of the generated function.
+    """
+    schema: FunctionSchema = entry.schema
+    display = display or schema.full_name
+    ns: dict[str, Any] = {
+        "_tls": tls,
+        "_get": entry.cache.get,
+        "_miss": lambda ks, _e=entry: DISPATCHER.lookup(_e, ks),
+        "_not_tensor": _not_tensor,
+        "_wrapped": _wrapped_number,
+        "_tlist": _tensor_list_keyset,
+        "_no_tensor": _no_tensor_given,
+        "_NO_DEFAULT": NO_DEFAULT,
+        **GUARD_GLOBALS,
+    }
+    params: list[str] = []
+    body: list[str] = []
+    call_args: list[str] = []
+    kw_started = False
+    tensor_terms: list[str] = []
+    names = [python_name(a.name) for a in schema.arguments]
+    if first_name and names:
+        names[0] = first_name
+    for idx, (arg, local) in enumerate(zip(schema.arguments, names)):
+        if arg.kwarg_only and not kw_started:
+            params.append("*")
+            kw_started = True
+        if arg.has_default:
+            ns[f"_d{idx}"] = _default_value(arg)
+            params.append(f"{local}=_d{idx}")
+        else:
+            params.append(local)
+        call_args.append(local)
+        ctx = ArgContext(display, local, idx + 1, arg.type)
+        ns[f"_c{idx}"] = ctx
+        t = arg.type
+        if t.base == "Tensor":
+            var = f"_k{idx}"
+            tensor_terms.append(var)
+            if t.is_list:
+                body.append(f"{var} = _tlist({local}, _c{idx})")
+            elif t.optional:
+                body.append(f"try:\n    {var} = 0 if {local} is None else {local}._keyset")
+                body.append(f"except AttributeError:\n    {var} = _not_tensor({local}, _c{idx})")
+            elif entry.wrapped_numbers:
+                body.append(f"{var} = getattr({local}, '_keyset', None)")
+                body.append(f"if {var} is None:\n    {var} = _wrapped({local}, _c{idx})")
+            else:
+                body.append(f"try:\n    {var} = {local}._keyset")
+                body.append(f"except AttributeError:\n    {var} = _not_tensor({local}, _c{idx})")
+            continue
+        type_key = t.base + ("[]" if t.is_list else "")
+        conv = CONVERTERS.get(type_key)
+        if conv is None:
+            continue
+        guard, fn = conv
+        ns[f"_v{idx}"] = fn
+        check = guard.format(x=local)
+        if t.optional or (arg.has_default and arg.default is None):
+            check = f"{local} is None or {check}"
+        body.append(f"if not ({check}):\n    {local} = _v{idx}({local}, _c{idx})")
+
+    if tensor_terms:
+        body.append("ks = " + " | ".join(tensor_terms))
+        if entry.wrapped_numbers:
+            body.append(f"if not ks:\n    _no_tensor({display!r})")
+        body.append("ks = (ks | _tls.include) & _tls.mask")
+    else:
+        body.append("ks = _tls.include & _tls.mask")
+    body.append("k = _get(ks)")
+    body.append("if k is None:\n    k = _miss(ks)")
+    body.append(f"return k({', '.join(call_args)})")
+
+    if out_entry is not None:
+        ns["_out_call"] = _out_router(schema, out_entry)
+        if not kw_started:
+            params.append("*")
+        params.append("out=None")
+        body.insert(0, f"if out is not None:\n    return _out_call(({', '.join(call_args)},), out)")
+
+    fname = func_name or schema.name
+    if not fname.isidentifier() or keyword.iskeyword(fname):
+        fname = "op"
+    src = f"def {fname}({', '.join(params)}):\n" + "\n".join(
+        "    " + line for chunk in body for line in chunk.split("\n")
+    )
+    code = compile(src, f"<torchplug entry {schema.full_name}>", "exec")
+    exec(code, ns)
+    fn = ns[fname]
+    fn.__torchplug_source__ = src  # for explain()/debugging
+    return fn
+
+
+def _out_router(functional: FunctionSchema, out_entry: OperatorEntry) -> Callable[[tuple[Any, ...], Any], Any]:
+    """Call an ``.out`` overload with the functional arguments plus ``out`` (a tensor or tuple)."""
+    out_schema = out_entry.schema
+    index = {a.name: i for i, a in enumerate(functional.arguments)}
+    missing = [a.name for a in out_schema.arguments if not a.is_write and a.name not in index]
+    if missing:
+        raise ValueError(f"{out_schema.full_name} has arguments {missing} that {functional.full_name} lacks")
+    positional = [index[a.name] for a in out_schema.arguments if not a.kwarg_only]
+    keyword_args = [(a.name, index[a.name]) for a in out_schema.arguments if a.kwarg_only and not a.is_write]
+    out_names = [a.name for a in out_schema.arguments if a.is_write and a.kwarg_only]
+    n_out = len(out_names)
+
+    def route(args: tuple[Any, ...], out: Any) -> Any:
+        call = out_entry.call
+        assert call is not None
+        kwargs = {name: args[i] for name, i in keyword_args}
+        if n_out == 1:
+            kwargs[out_names[0]] = out
+        else:
+            if not isinstance(out, (tuple, list)) or len(out) != n_out:
+                raise TypeError(f"{functional.name}(): out must be a tuple of {n_out} Tensors")
+            kwargs.update(zip(out_names, out))
+        return call(*[args[i] for i in positional], **kwargs)
+
+    return route

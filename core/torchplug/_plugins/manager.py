@@ -1,0 +1,255 @@
+"""Plugin discovery and loading: entry points, block list, kill switch, and failure records."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import importlib_metadata
+import pluggy
+
+from .. import _backends
+from ..hookspecs import PROJECT_NAME, TorchplugHookSpecs
+from ..library import KernelTable, Library
+
+__all__ = ["PluginRecord", "PluginContext", "PluginManager", "MANAGER", "ENTRY_POINT_GROUPS"]
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUPS = ("torchplug.backends", "torchplug.plugins")
+_PHASES = ("torchplug_register_backends", "torchplug_register_ops", "torchplug_register_kernels", "torchplug_configure")
+
+
+@dataclass(eq=False)
+class PluginRecord:
+    """What the manager knows about one plugin: where it came from and what happened to it."""
+
+    name: str
+    group: str
+    value: str  # 'module' or 'module:attr' from the entry point
+    distribution: str = ""
+    version: str = ""
+    status: str = "discovered"  # discovered | loaded | blocked | disabled | failed
+    reason: str = ""  # why blocked/failed
+    error: BaseException | None = None
+    traceback: str = ""
+    device_types: list[str] = field(default_factory=list)
+    libraries: list[Library] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        dist = f"{self.distribution} {self.version}".strip()
+        return f"plugin {self.name!r} ({dist})" if dist else f"plugin {self.name!r}"
+
+
+class PluginContext:
+    """Handed to every hook of one plugin; everything registered through it is attributed to,
+    and undone with, that plugin."""
+
+    def __init__(self, manager: PluginManager, record: PluginRecord) -> None:
+        self.manager = manager
+        self.record = record
+        self.plugin = record.name
+        self.distribution = record.distribution
+
+    def register_backend(self, backend: _backends.Backend) -> _backends.Backend:
+        """Register a device type (see :class:`torchplug.backends.Backend`)."""
+        backend.plugin = backend.plugin or self.record.name
+        backend.distribution = backend.distribution or self.record.distribution
+        _backends.register_backend(backend)
+        self.record.device_types.append(backend.device_type)
+        return backend
+
+    def library(self, ns: str, kind: str = "IMPL", dispatch_key: str = "") -> Library:
+        """A Library owned by this plugin, closed when the plugin is unloaded."""
+        lib = Library(ns, kind, dispatch_key, owner=self.record.label)
+        self.record.libraries.append(lib)
+        return lib
+
+    def register_kernels(self, *tables: KernelTable) -> None:
+        """Register every kernel collected in ``tables``."""
+        for table in tables:
+            by_ns: dict[str, list[tuple[str, Any, str, bool]]] = {}
+            for name, fn, key, with_keyset in table.kernels:
+                by_ns.setdefault(name.split("::")[0] if "::" in name else "aten", []).append((name, fn, key, with_keyset))
+            for ns, kernels in by_ns.items():
+                lib = self.library(ns, "IMPL")
+                for name, fn, key, with_keyset in kernels:
+                    lib.impl(name, fn, key, with_keyset=with_keyset)
+
+
+def _env_list(name: str) -> set[str]:
+    return {item.strip() for item in os.environ.get(name, "").split(",") if item.strip()}
+
+
+class PluginManager:
+    """Discovers plugins once (lazily), loads them in phases, and records every outcome."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(TorchplugHookSpecs)
+        self.records: dict[str, PluginRecord] = {}
+        self._lock = threading.RLock()
+        self._loaded = False
+        self._loading = False
+
+    # -- discovery --------------------------------------------------------------------------------
+    def discover(self) -> list[PluginRecord]:
+        """Read the entry points of both groups (without importing anything)."""
+        found = []
+        for group in ENTRY_POINT_GROUPS:
+            for ep in importlib_metadata.entry_points(group=group):
+                dist = getattr(ep, "dist", None)
+                found.append(
+                    PluginRecord(
+                        name=ep.name,
+                        group=group,
+                        value=ep.value,
+                        distribution=dist.metadata["Name"] if dist else "",
+                        version=dist.version if dist else "",
+                    )
+                )
+        return found
+
+    def ensure_loaded(self) -> None:
+        """Discover and load every entry-point plugin, once.  Never raises because of a plugin."""
+        if self._loaded or self._loading:
+            return
+        with self._lock:
+            if self._loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                if os.environ.get("TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD", "") in ("1", "true", "True"):
+                    log.debug("plugin autoload disabled by TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD")
+                    return
+                blocked = _env_list("TORCHPLUG_BLOCK_PLUGINS")
+                records = []
+                for record in self.discover():
+                    if record.name in self.records:
+                        continue
+                    self.records[record.name] = record
+                    if record.name in blocked or record.distribution in blocked:
+                        record.status = "blocked"
+                        record.reason = "blocked by TORCHPLUG_BLOCK_PLUGINS"
+                        continue
+                    records.append(record)
+                self._load_records(records, self._import_records(records))
+            finally:
+                self._loaded = True
+                self._loading = False
+
+    def _import_records(self, records: Iterable[PluginRecord]) -> dict[str, Any]:
+        objs = {}
+        for record in records:
+            try:
+                module_name, _, attr = record.value.partition(":")
+                obj: Any = __import__(module_name, fromlist=["_"])
+                for part in filter(None, attr.split(".")):
+                    obj = getattr(obj, part)
+                objs[record.name] = obj
+            except BaseException as exc:  # noqa: BLE001 - a plugin must never break import torchplug
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                self._fail(record, exc, "failed to import")
+        return objs
+
+    def _load_records(self, records: list[PluginRecord], objs: dict[str, Any]) -> None:
+        live = []
+        for record in records:
+            obj = objs.get(record.name)
+            if obj is None:
+                continue
+            try:
+                self.pm.register(obj, name=record.name)
+                live.append(record)
+            except Exception as exc:  # noqa: BLE001
+                self._fail(record, exc, "failed to register with pluggy")
+        contexts = {r.name: PluginContext(self, r) for r in live}
+        # Phases run across all plugins so every backend exists before any kernel registers.
+        for phase in _PHASES:
+            for record in live:
+                if record.status == "failed":
+                    continue
+                for impl in getattr(self.pm.hook, phase).get_hookimpls():
+                    if impl.plugin_name != record.name:
+                        continue
+                    try:
+                        impl.function(ctx=contexts[record.name])
+                    except Exception as exc:  # noqa: BLE001
+                        self._fail(record, exc, f"failed in {phase}")
+                        self._undo(record)
+        for record in live:
+            if record.status != "failed":
+                record.status = "loaded"
+                log.debug("loaded %s", record.label)
+
+    def _fail(self, record: PluginRecord, exc: BaseException, what: str) -> None:
+        record.status = "failed"
+        record.error = exc
+        record.reason = f"{what}: {type(exc).__name__}: {exc}"
+        record.traceback = "".join(traceback.format_exception(exc))
+        log.info("%s %s", record.label, record.reason)
+
+    def _undo(self, record: PluginRecord) -> None:
+        for lib in reversed(record.libraries):
+            lib.close()
+        record.libraries.clear()
+        for device_type in record.device_types:
+            _backends.unregister_backend(device_type)
+        record.device_types.clear()
+        if self.pm.is_registered(self.pm.get_plugin(record.name)):
+            self.pm.unregister(name=record.name)
+
+    # -- explicit registration (tests, notebooks, autoload disabled) ------------------------------
+    def load_plugin(self, obj: ModuleType | Any, name: str, *, group: str = "torchplug.plugins", distribution: str = "") -> PluginRecord:
+        """Register and load a plugin object directly; returns its record (check ``status``)."""
+        with self._lock:
+            existing = self.records.get(name)
+            if existing is not None and existing.status == "loaded":
+                raise RuntimeError(f"A plugin named {name!r} is already loaded ({existing.label}). Unload it first.")
+            record = PluginRecord(name=name, group=group, value=getattr(obj, "__name__", repr(obj)), distribution=distribution)
+            self.records[name] = record
+            self._load_records([record], {name: obj})
+            return record
+
+    def unload_plugin(self, name: str) -> None:
+        """Undo everything a plugin registered and forget it."""
+        with self._lock:
+            record = self.records.pop(name, None)
+            if record is not None:
+                self._undo(record)
+
+    # -- reporting --------------------------------------------------------------------------------
+    def report(self) -> list[PluginRecord]:
+        self.ensure_loaded()
+        return sorted(self.records.values(), key=lambda r: (r.group, r.name))
+
+    def reason_for_device(self, device_type: str) -> str:
+        """Explain a missing device type from the plugin records ('' if nothing is known)."""
+        record = self.records.get(device_type)
+        if record is None or record.status == "loaded":
+            return ""
+        if record.status == "blocked":
+            return f"The {record.label} provides it but is {record.reason}."
+        if record.status == "failed":
+            return f"The {record.label} provides it but {record.reason}."
+        return ""
+
+
+MANAGER = PluginManager()
+
+
+def _load_on_unknown_device(device_type: str) -> _backends.Backend | None:
+    MANAGER.ensure_loaded()
+    return _backends.registered_backends().get(device_type)
+
+
+_backends.unknown_device_hook.append(_load_on_unknown_device)
+_backends.missing_device_reason.append(MANAGER.reason_for_device)

@@ -1,0 +1,392 @@
+"""``torchplug.Tensor``: metadata, storage and version counter; op methods are attached by ``_bindings``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtype as D
+from ._backends import backend_for
+from ._device import device
+
+__all__ = ["Tensor", "Storage", "Size", "make_tensor", "autograd_hooks"]
+
+
+class Size(tuple):
+    """``torchplug.Size``: a tuple of ints that prints like PyTorch's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torchplug.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item: Any) -> Any:
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Size, (tuple(self),))
+
+
+class Storage:
+    """The memory behind one or more tensors: backend buffer, size, and the shared version counter.
+
+    Views share their base's Storage, so an in-place write through any of them bumps one
+    counter, as in PyTorch.
+    """
+
+    __slots__ = ("version", "nbytes", "device", "data", "allocation", "__weakref__")
+
+    def __init__(self, nbytes: int, dev: device, data: Any = None) -> None:
+        self.version = 0
+        self.nbytes = nbytes
+        self.device = dev
+        self.data = data  # backend-defined root buffer (e.g. the base ndarray), may be None
+        self.allocation = None  # allocator bookkeeping, owned by the backend's allocator
+
+
+class _AutogradHooks:
+    """How the core reaches the autograd plugin; every field is set by that plugin when it loads."""
+
+    def __init__(self) -> None:
+        self.set_requires_grad = None  # (tensor, bool) -> None
+        self.status = "not loaded"  # e.g. "blocked by TORCHPLUG_BLOCK_PLUGINS"
+
+    def require(self, t: Tensor, flag: bool) -> None:
+        if self.set_requires_grad is not None:
+            self.set_requires_grad(t, flag)
+            return
+        if not flag:
+            return
+        raise RuntimeError(
+            f"requires_grad=True needs the autograd plugin, which is {self.status}. Autograd is shipped "
+            "with torchplug as the 'autograd' plugin: remove it from TORCHPLUG_BLOCK_PLUGINS and unset "
+            "TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD (see `python -m torchplug`)."
+        )
+
+
+autograd_hooks = _AutogradHooks()
+
+_new = object.__new__
+
+
+def make_tensor(payload: Any, dtype: D.dtype, dev: device, keyset: int, storage: Storage | None = None) -> Tensor:
+    """Wrap a backend payload (an object with ``shape``/``strides``/``nbytes``) in a Tensor.
+
+    Backends call this for every result; it does nothing but fill slots, because it is on the
+    hot path of every op.  ``storage`` is shared for views and fresh otherwise.
+    """
+    t = _new(Tensor)
+    t._data = payload
+    t._dtype = dtype
+    t._device = dev
+    t._keyset = keyset
+    t._storage = storage if storage is not None else Storage(payload.nbytes, dev, payload)
+    t._base = None
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._autograd_meta = None
+    return t
+
+
+class Tensor:
+    """A multi-dimensional array on a device, dispatched through the operator registry.
+
+    Construct tensors with factory functions (``torchplug.tensor``, ``zeros``, ...).  All
+    computation goes through ``torchplug.ops``; this class holds only metadata.
+    """
+
+    __slots__ = (
+        "_data",
+        "_dtype",
+        "_device",
+        "_keyset",
+        "_storage",
+        "_base",
+        "_requires_grad",
+        "_grad",
+        "_grad_fn",
+        "_autograd_meta",
+        "__dict__",
+        "__weakref__",
+    )
+    # NumPy must defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
+    __array_priority__ = 1000
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        # Legacy constructor torch.Tensor(data) / torch.Tensor(*sizes): default dtype, copies.
+        from ._creation import legacy_tensor_new
+
+        return legacy_tensor_new(cls, *args, **kwargs)
+
+    # -- metadata ---------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of one dimension."""
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Strides in elements (not bytes)."""
+        item = self._dtype.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, len(strides))]
+
+    def storage_offset(self) -> int:
+        """Offset of the first element into the storage, in elements."""
+        return backend_for(self._device.type).storage_offset(self)
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    @property
+    def is_meta(self) -> bool:
+        return not backend_for(self._device.type).has_data
+
+    @property
+    def is_cpu(self) -> bool:
+        return backend_for(self._device.type).is_host
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def layout(self) -> str:
+        return "torchplug.strided"
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def get_device(self) -> int:
+        return -1 if self._device.index is None and self.is_cpu else (self._device.index or 0)
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """True if the tensor is laid out in row-major order without gaps (size-1 dims ignored)."""
+        expected = 1
+        for size, stride in zip(reversed(self._data.shape), reversed(self.stride())):
+            if size == 1:
+                continue
+            if stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def data_ptr(self) -> int:
+        """Address of the first element (0 for tensors without data)."""
+        ptr = getattr(self._data, "data_ptr", None)
+        if ptr is not None:
+            return ptr() if callable(ptr) else int(ptr)
+        iface = getattr(self._data, "__array_interface__", None)
+        return iface["data"][0] if iface else 0
+
+    def untyped_storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    def _bump_version(self) -> None:
+        self._storage.version += 1
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        autograd_hooks.require(self, bool(flag))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        autograd_hooks.require(self, bool(requires_grad))
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._grad = value
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def data(self) -> Tensor:
+        """The same data without autograd history, with its own version counter."""
+        t = make_tensor(self._data, self._dtype, self._device, self._keyset & ~_autograd_band())
+        t._storage.data = self._storage.data
+        return t
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._data = other._data
+        self._dtype = other._dtype
+        self._device = other._device
+        self._storage = other._storage
+
+    # -- host interop -----------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> Any:
+        """A NumPy array sharing memory with this tensor (host devices only)."""
+        backend = backend_for(self._device.type)
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if not backend.is_host:
+            if not force or not backend.has_data:
+                raise TypeError(
+                    f"can't convert {self._device.type} device type tensor to numpy. "
+                    "Use Tensor.cpu() to copy the tensor to host memory first."
+                )
+        return backend.to_host(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        arr = backend_for(self._device.type).to_host(self)
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def tolist(self) -> Any:
+        """Nested Python lists (a Python number for 0-dim tensors)."""
+        return backend_for(self._device.type).to_host(self).tolist()
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return backend_for(self._device.type).to_host(self).reshape(()).item()
+
+    def __len__(self) -> int:
+        shape = self._data.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self) -> Any:
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and backend_for(self._device.type).has_data:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        from ._creation import rebuild_tensor
+
+        return (rebuild_tensor, (self.tolist() if backend_for(self._device.type).has_data else None,
+                                 self._dtype.name, str(self._device), tuple(self.shape), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        new = self.clone()
+        if self._requires_grad:
+            new = new.detach().requires_grad_(True)
+        memo[id(self)] = new
+        return new
+
+    def __dlpack__(self, stream: Any = None) -> Any:
+        return self.numpy().__dlpack__()
+
+    def __dlpack_device__(self) -> Any:
+        return self.numpy().__dlpack_device__()
+
+
+def _autograd_band() -> int:
+    from ._dispatch.keys import AUTOGRAD_BAND
+
+    return AUTOGRAD_BAND
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Normalize a possibly negative dim, with PyTorch's IndexError text."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim

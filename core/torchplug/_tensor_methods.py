@@ -1,0 +1,120 @@
+"""Tensor methods that are Python conveniences over ops: ``to``, ``cpu``, ``float()``, ``new_*``, ``contiguous``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtype as D
+from ._aten import A
+from ._device import as_device, device
+from ._tensor import Tensor
+
+__all__ = ["install_tensor_methods"]
+
+
+def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` and keyword forms."""
+    dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dev, dt = arg.device, arg.dtype
+        elif isinstance(arg, D.dtype):
+            dt = arg
+        elif isinstance(arg, (str, int, device)) and not isinstance(arg, bool):
+            dev = arg
+        elif arg in (float, int, bool, complex):
+            dt = {float: D.float64, int: D.int64, bool: D.bool_, complex: D.complex128}[arg]
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: got {type(arg).__name__}")
+    unknown = set(kwargs) - {"non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+    return (None if dev is None else as_device(dev)), dt
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Convert dtype and/or move device; returns ``self`` when nothing changes (unless ``copy=True``)."""
+    copy = kwargs.get("copy", False)
+    non_blocking = kwargs.get("non_blocking", False)
+    dev, dt = _parse_to(args, dict(kwargs))
+    if dev is not None and dev.type == self._device.type and dev.index is None:
+        dev = self._device
+    same_dev = dev is None or dev == self._device
+    same_dt = dt is None or dt is self._dtype
+    if same_dev and same_dt and not copy:
+        return self
+    return A._to_copy(self, dtype=dt or self._dtype, device=dev or self._device, non_blocking=non_blocking)
+
+
+def _caster(dtype: D.dtype) -> Any:
+    def cast(self: Tensor, memory_format: Any = None) -> Tensor:
+        return to(self, dtype)
+
+    cast.__name__ = dtype.name
+    cast.__doc__ = f"``self.to({dtype})``"
+    return cast
+
+
+def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self`` if already contiguous, else a contiguous copy."""
+    return self if self.is_contiguous() else A.clone(self)
+
+
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """Without arguments, the legacy type name ('torch.FloatTensor'); with a dtype, a cast."""
+    if dtype is None:
+        from ._composites import scalar_type_name
+
+        return f"torch.{scalar_type_name(self._dtype)}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1].removesuffix("Tensor")
+        from ._composites import _TORCH_NAMES
+
+        reverse = {v: k for k, v in _TORCH_NAMES.items()}
+        if name not in reverse:
+            raise ValueError(f"invalid type: {dtype!r}")
+        dtype = getattr(D, reverse[name] if reverse[name] != "bool" else "bool_")
+    return to(self, dtype)
+
+
+def _new(kind: str) -> Any:
+    from . import _creation as C
+
+    def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
+        dtype = dtype or self._dtype
+        device = device if device is not None else self._device
+        if kind == "tensor":
+            return C.tensor(args[0], dtype=dtype, device=device, requires_grad=requires_grad)
+        if kind == "full":
+            return C.full(args[0], args[1], dtype=dtype, device=device, requires_grad=requires_grad)
+        return getattr(C, kind)(*args, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    new.__name__ = f"new_{kind}"
+    return new
+
+
+def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+    """A copy in host memory (``self`` if already there)."""
+    from ._backends import registered_backends
+
+    for b in registered_backends().values():
+        if b.is_host:
+            return to(self, b.device_type)
+    raise RuntimeError("cpu(): no host backend is installed (pip install torchplug-cpu)")
+
+
+def install_tensor_methods() -> None:
+    T = Tensor
+    T.to = to
+    T.cpu = cpu
+    T.contiguous = contiguous
+    T.type = type_
+    for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16), ("bfloat16", D.bfloat16),
+                     ("long", D.int64), ("int", D.int32), ("short", D.int16), ("char", D.int8), ("byte", D.uint8),
+                     ("bool", D.bool_), ("cfloat", D.complex64), ("cdouble", D.complex128)):
+        setattr(T, name, _caster(dt))
+    for kind in ("tensor", "zeros", "ones", "empty", "full"):
+        setattr(T, f"new_{kind}", _new(kind))
+    T.type_as = lambda self, other: to(self, other.dtype)
+    T.is_nonzero = lambda self: bool(self)
+    T.dim_order = lambda self: tuple(sorted(range(self.dim()), key=lambda d: -self.stride()[d]))

@@ -27,6 +27,10 @@ from ._tensor_methods import install_tensor_methods as _install_tensor_methods  
 _install_bindings(globals())
 _install_tensor_methods()
 
+from ._indexing import install_indexing as _install_indexing  # noqa: E402
+
+_install_indexing()
+
 from ._backends import Backend  # noqa: E402
 from ._creation import (  # noqa: E402
     arange, as_tensor, asarray, bernoulli, empty, empty_like, empty_strided, eye, from_numpy, full, full_like,

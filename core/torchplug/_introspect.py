@@ -42,6 +42,9 @@ class Explanation:
 
 
 def _entry_of(op: Any) -> OperatorEntry:
+    from ._plugins import ensure_loaded
+
+    ensure_loaded()  # kernels come from plugins; introspection must see them
     if hasattr(op, "_entry"):
         return op._entry
     if isinstance(op, str):

@@ -138,6 +138,9 @@ class _OpNamespace:
         return OpOverloadPacket(self._name, op)
 
     def _op_names(self) -> set[str]:
+        from ._plugins import ensure_loaded
+
+        ensure_loaded()  # a plugin may define this namespace
         prefix = self._name + "::"
         return {full[len(prefix) :].split(".")[0] for full in list(DISPATCHER.ops) if full.startswith(prefix)}
 
@@ -171,6 +174,9 @@ ops = _Ops()
 
 def list_ops(namespace: str | None = None) -> list[str]:
     """Full names of every defined operator overload, optionally within one namespace."""
+    from ._plugins import ensure_loaded
+
+    ensure_loaded()
     names = sorted(DISPATCHER.ops)
     if namespace is not None:
         names = [n for n in names if n.startswith(namespace + "::")]

@@ -15,6 +15,7 @@ import importlib_metadata
 import pluggy
 
 from .. import _backends
+from .._dispatch.dispatcher import DISPATCHER
 from ..hookspecs import PROJECT_NAME, TorchplugHookSpecs
 from ..library import KernelTable, Library
 
@@ -251,5 +252,15 @@ def _load_on_unknown_device(device_type: str) -> _backends.Backend | None:
     return _backends.registered_backends().get(device_type)
 
 
+def _missing_kernel_context() -> str:
+    installed = ", ".join(sorted(_backends.registered_backends())) or "none"
+    text = f"Installed backends: {installed}."
+    broken = [r for r in MANAGER.records.values() if r.status in ("failed", "blocked") and r.group == "torchplug.backends"]
+    if broken:
+        text += " " + " ".join(f"The {r.label} is {r.status} ({r.reason})." for r in broken)
+    return text
+
+
 _backends.unknown_device_hook.append(_load_on_unknown_device)
+DISPATCHER.missing_kernel_context = _missing_kernel_context
 _backends.missing_device_reason.append(MANAGER.reason_for_device)

@@ -1,0 +1,115 @@
+"""Per-call cost of small ops: torchplug vs NumPy vs PyTorch, measured in the same run.
+
+Usage: ``python benchmarks/bench_dispatch.py [--rounds N] [--json PATH]``
+
+Each row times one statement on 16-element float32 inputs (the dispatch-overhead regime) for
+every framework present, interleaving frameworks round by round so host-speed drift hits all
+of them alike.  The per-round value is the best of several ~50 ms batches; the report is the
+median over rounds, and the ratios compare torchplug with each peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import timeit
+from collections.abc import Callable
+
+ROWS: dict[str, str] = {
+    "add (a + b, 16 f32)": "a + b",
+    "sum (a.sum(), 16 f32)": "a.sum()",
+    "mul scalar (a * 2.0)": "a * 2.0",
+    "relu": "relu(a)",
+    "matmul 8x8": "m @ m",
+    "view/transpose (m.t())": "m.t()",
+    "index (m[0])": "m[0]",
+}
+
+
+def setups() -> dict[str, Callable[[], dict[str, object]]]:
+    def numpy_env() -> dict[str, object]:
+        import numpy as np
+
+        a = np.random.rand(16).astype(np.float32)
+        m = np.random.rand(8, 8).astype(np.float32)
+
+        return {"a": a, "b": a.copy(), "m": m, "relu": lambda x: np.maximum(x, 0),
+                "_rename": {"m.t()": "m.T"}}  # NumPy spelling of the same statement
+
+    def torch_env() -> dict[str, object]:
+        import torch
+
+        return {"a": torch.rand(16), "b": torch.rand(16), "m": torch.rand(8, 8), "relu": torch.relu}
+
+    def torchplug_env() -> dict[str, object]:
+        import torchplug
+
+        return {"a": torchplug.rand(16), "b": torchplug.rand(16), "m": torchplug.rand(8, 8), "relu": torchplug.relu}
+
+    found = {"numpy": numpy_env, "torchplug": torchplug_env}
+    try:
+        import torch  # noqa: F401
+
+        found["torch"] = torch_env
+    except ImportError:
+        print("# torch not installed: ratios to torch are skipped", file=sys.stderr)
+    return found
+
+
+def time_stmt(stmt: str, env: dict[str, object], batch_seconds: float = 0.05, batches: int = 5) -> float | None:
+    """Best-of-batches microseconds per call, or None if the statement fails."""
+    try:
+        timer = timeit.Timer(stmt, globals=env)
+        number, _ = timer.autorange()
+        number = max(1, int(number * batch_seconds / 0.2))
+        best = min(timer.repeat(repeat=batches, number=number)) / number
+    except Exception as exc:  # noqa: BLE001 - report and continue with other rows
+        print(f"# {stmt!r} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    return best * 1e6
+
+
+def run(rounds: int) -> dict[str, dict[str, float | None]]:
+    frameworks = setups()
+    envs = {name: make() for name, make in frameworks.items()}
+    samples: dict[str, dict[str, list[float]]] = {row: {fw: [] for fw in envs} for row in ROWS}
+    for _ in range(rounds):
+        for row, stmt in ROWS.items():
+            for fw, env in envs.items():
+                actual = env.get("_rename", {}).get(stmt, stmt)  # type: ignore[union-attr]
+                value = time_stmt(actual, env)
+                if value is not None:
+                    samples[row][fw].append(value)
+    return {row: {fw: (statistics.median(v) if v else None) for fw, v in per.items()} for row, per in samples.items()}
+
+
+def report(results: dict[str, dict[str, float | None]]) -> str:
+    fws = [fw for fw in ("torchplug", "torch", "numpy") if any(fw in r for r in results.values())]
+    header = f"{'metric':<26}" + "".join(f"{fw + ' (us)':>16}" for fw in fws) + f"{'vs torch':>10}{'vs numpy':>10}"
+    lines = [header, "-" * len(header)]
+    for row, per in results.items():
+        cells = "".join(f"{per.get(fw):>16.2f}" if per.get(fw) is not None else f"{'-':>16}" for fw in fws)
+        ours = per.get("torchplug")
+        ratio_t = f"{ours / per['torch']:>9.2f}x" if ours and per.get("torch") else f"{'-':>10}"
+        ratio_n = f"{ours / per['numpy']:>9.2f}x" if ours and per.get("numpy") else f"{'-':>10}"
+        lines.append(f"{row:<26}{cells}{ratio_t}{ratio_n}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", help="also write the medians to this file")
+    args = parser.parse_args()
+    results = run(args.rounds)
+    print(report(results))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

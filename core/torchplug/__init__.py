@@ -46,7 +46,8 @@ from ._dtype import bool_ as bool  # noqa: E402, A001
 from ._dtype import float as float  # noqa: E402, A001
 from ._dtype import int as int  # noqa: E402, A001
 from ._ops import list_ops, ops  # noqa: E402
-from ._printing import set_printoptions  # noqa: E402
+from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided  # noqa: E402
+from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from ._tensor import Size, Tensor  # noqa: E402
 from . import library, plugins  # noqa: E402
@@ -56,7 +57,6 @@ inf = _math.inf
 nan = _math.nan
 pi = _math.pi
 e = _math.e
-strided = "torchplug.strided"
 
 
 def is_tensor(obj: object) -> _builtins.bool:

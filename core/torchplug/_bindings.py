@@ -181,8 +181,8 @@ def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     """Indices of non-zero elements: an (n, ndim) int64 tensor, or a tuple of 1-D tensors."""
     result = A.nonzero(input)
     if as_tuple:
-        if input.dim() == 0:
-            return (A.select(result, 1, 0) if result.dim() == 2 and result.shape[1] else A.view(result, [-1]),)
+        if input.dim() == 0:  # PyTorch indexes a 0-dim input as if it were 1-D
+            return (A.zeros([result.shape[0]], dtype=result.dtype, device=result.device),)
         return tuple(A.select(result, 1, i) for i in range(input.dim()))
     if out is not None:
         from ._composites import resize_output
@@ -278,7 +278,7 @@ def _install_methods() -> None:
     T.split = lambda self, split_size, dim=0: split(self, split_size, dim)
     T.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
     T.where = lambda self, condition, other: A["where.self"](condition, self, other)
-    T.copy_ = lambda self, src, non_blocking=False: A.copy_(self, src, non_blocking)
+    T.copy_ = lambda self, src, non_blocking=False: A.copy_(self, src if isinstance(src, Tensor) else _number_tensor(src), non_blocking)
     T.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided(self, size, stride, storage_offset)
     T.index_put_ = lambda self, indices, values, accumulate=False: A["index_put_"](self, list(indices), values, accumulate)
     T.index_put = lambda self, indices, values, accumulate=False: A["index_put"](self, list(indices), values, accumulate)
@@ -289,6 +289,13 @@ def _install_methods() -> None:
     T.mT = property(lambda self: A.transpose(self, -2, -1))
     T.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self))
     T.mH = property(lambda self: A.transpose(self, -2, -1))
+
+
+def _number_tensor(value: Any) -> Tensor:
+    """``Tensor.copy_(5)``: PyTorch accepts a Python number as the source."""
+    from ._creation import tensor
+
+    return tensor(value)
 
 
 def _T(self: Tensor) -> Tensor:

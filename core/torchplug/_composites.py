@@ -32,6 +32,12 @@ def scalar_type_name(dtype: D.dtype) -> str:
     return _TORCH_NAMES.get(dtype.name, dtype.name)
 
 
+def _tensor_type_name(t: Tensor) -> str:
+    """PyTorch's legacy type string used in some messages: ``torchplug.FloatTensor``, ``torchplug.meta.LongTensor``."""
+    dev = "" if t.device.type == "cpu" else f"{t.device.type}."
+    return f"torchplug.{dev}{scalar_type_name(t.dtype)}Tensor"
+
+
 def positional_caller(entry: OperatorEntry) -> Callable[..., Any]:
     """Call ``entry`` with all arguments positional, passing kw-only ones by name."""
     args = entry.schema.arguments
@@ -127,6 +133,11 @@ def infer_size(shape: Sequence[int], numel: int) -> list[int]:
         else:
             known *= s
     if infer is not None:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified dimension size -1 "
+                "can be any value and is ambiguous"
+            )
         if known == 0 or numel % known != 0:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[infer] = numel // known
@@ -186,7 +197,9 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     strides = compute_view_strides(list(self.shape), self.stride(), size)
     if strides is not None:
         return A.view(self, size)
-    return A.view(A.clone(self), size)
+    out = A.view(A.clone(self, memory_format="contiguous_format"), size)  # torch: clone(contiguous)
+    out._base = None  # the copy's base is an unreachable temporary: the result owns its storage
+    return out
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -238,7 +251,7 @@ def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
     n_old = self.dim()
     if len(size) < n_old:
         raise RuntimeError(
-            f"expand({self.dtype}{{{list(self.shape)}}}, size={size}): the number of sizes provided ({len(size)}) "
+            f"expand({_tensor_type_name(self)}{{{list(self.shape)}}}, size={size}): the number of sizes provided ({len(size)}) "
             f"must be greater or equal to the number of dimensions in the tensor ({n_old})"
         )
     old_size, old_stride = list(self.shape), self.stride()
@@ -341,6 +354,8 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     dim_size = self.shape[d] if n else 1
     if size > dim_size:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {dim_size} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     sizes, strides = list(self.shape), list(self.stride())
@@ -482,15 +497,42 @@ def _broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> list[int]:
 
 
 # ---- copies and factories -----------------------------------------------------------------------
+def dense_strides(t: Tensor) -> list[int] | None:
+    """Strides of ``t`` if it is non-overlapping and dense (a permuted contiguous layout), else None.
+
+    ``clone``/``to`` with ``preserve_format`` keep such layouts, as PyTorch does."""
+    sizes, strides = list(t.shape), list(t.stride())
+    order = sorted(range(len(sizes)), key=lambda d: (strides[d], sizes[d]))
+    expected = 1
+    for d in order:
+        if sizes[d] == 1:
+            continue
+        if strides[d] != expected:
+            return None
+        expected *= sizes[d]
+    return strides
+
+
+def _empty_like(self: Tensor, dtype: Any, device: Any, memory_format: Any) -> Tensor:
+    if memory_format in (None, "preserve_format") and not self.is_contiguous():
+        strides = dense_strides(self)
+        if strides is not None:
+            return A.empty_strided(list(self.shape), strides, dtype=dtype, device=device)
+    return A.empty(list(self.shape), dtype=dtype, device=device)
+
+
 def clone(self: Tensor, memory_format: Any = None) -> Tensor:
-    out = A.empty(list(self.shape), dtype=self._dtype, device=self._device)
-    return A.copy_(out, self)
+    out = A.copy_(_empty_like(self, self._dtype, self._device, memory_format), self)
+    out._storage.version = 0  # a fresh tensor: the internal copy is not a user-visible write
+    return out
 
 
 def to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
             non_blocking: bool = False, memory_format: Any = None) -> Tensor:
-    out = A.empty(list(self.shape), dtype=dtype or self._dtype, device=device or self._device)
-    return A.copy_(out, self, non_blocking)
+    out = _empty_like(self, dtype or self._dtype, device or self._device, memory_format)
+    out = A.copy_(out, self, non_blocking)
+    out._storage.version = 0
+    return out
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -509,16 +551,22 @@ def _factory_dtype(dtype: D.dtype | None, fill: Any = None) -> D.dtype:
     return D.get_default_dtype()
 
 
+def _filled(size: Sequence[int], dtype: D.dtype, device: Any, value: Any) -> Tensor:
+    t = A["fill_.Scalar"](A.empty(size, dtype=dtype, device=device), value)
+    t._storage.version = 0  # a fresh tensor: the internal fill is not a user-visible write
+    return t
+
+
 def zeros(size: Sequence[int], dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
-    return A["fill_.Scalar"](A.empty(size, dtype=_factory_dtype(dtype), device=device), 0)
+    return _filled(size, _factory_dtype(dtype), device, 0)
 
 
 def ones(size: Sequence[int], dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
-    return A["fill_.Scalar"](A.empty(size, dtype=_factory_dtype(dtype), device=device), 1)
+    return _filled(size, _factory_dtype(dtype), device, 1)
 
 
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
-    return A["fill_.Scalar"](A.empty(size, dtype=_factory_dtype(dtype, fill_value), device=device), fill_value)
+    return _filled(size, _factory_dtype(dtype, fill_value), device, fill_value)
 
 
 # op name -> (key, kernel): registered by the core at import, attributed to "torchplug core".

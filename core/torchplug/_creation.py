@@ -250,7 +250,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None, d
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dt = _opt_dtype(dtype)
     if dt is None:
         dt = D.get_default_dtype() if any(isinstance(v, float) for v in values) else D.int64
@@ -271,7 +271,7 @@ def linspace(start: Any, end: Any, steps: int, *, out: Any = None, dtype: Any = 
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     dt = _opt_dtype(dtype) or D.get_default_dtype()
     return _factory_direct(A.linspace, out, requires_grad, start, end, steps, dtype=dt, device=device)
 
@@ -280,7 +280,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
              layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     if steps < 0:
-        raise RuntimeError("logspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     dt = _opt_dtype(dtype) or D.get_default_dtype()
     return _factory_direct(A.logspace, out, requires_grad, start, end, steps, float(base), dtype=dt, device=device)
 

@@ -196,13 +196,22 @@ class Tensor:
     def is_cpu(self) -> bool:
         return backend_for(self._device.type).is_host
 
-    @property
-    def is_cuda(self) -> bool:
-        return self._device.type == "cuda"
+    def __getattr__(self, name: str) -> Any:
+        # ``is_cuda``, ``is_mps``, ... for every registered or well-known device type, without
+        # the core naming any of them.
+        if name.startswith("is_"):
+            from ._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
+
+            dev_type = name[3:]
+            if dev_type in registered_backends() or dev_type in WELL_KNOWN_DEVICE_TYPES:
+                return self._device.type == dev_type
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
     @property
-    def layout(self) -> str:
-        return "torchplug.strided"
+    def layout(self) -> Any:
+        from ._layout import strided
+
+        return strided
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -218,6 +227,8 @@ class Tensor:
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """True if the tensor is laid out in row-major order without gaps (size-1 dims ignored)."""
+        if 0 in self._data.shape:
+            return True
         expected = 1
         for size, stride in zip(reversed(self._data.shape), reversed(self.stride())):
             if size == 1:
@@ -313,6 +324,8 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        if not backend_for(self._device.type).has_data:
+            raise RuntimeError(f"Tensor.item() cannot be called on {self._device.type} tensors")
         return backend_for(self._device.type).to_host(self).reshape(()).item()
 
     def __len__(self) -> int:

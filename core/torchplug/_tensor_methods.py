@@ -57,7 +57,7 @@ def _caster(dtype: D.dtype) -> Any:
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     """``self`` if already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else A.clone(self)
+    return self if self.is_contiguous() else A.clone(self, memory_format="contiguous_format")
 
 
 def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:

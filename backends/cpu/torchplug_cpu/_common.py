@@ -1,4 +1,4 @@
-"""Shared helpers for cpu kernels: wrapping arrays as tensors, dtype promotion, scalars."""
+"""Shared helpers for cpu kernels: wrapping arrays as tensors, dtype promotion, scalars, errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import numpy as np
 from torchplug import _dtype as D
 from torchplug._tensor import Storage, Tensor, make_tensor
 
-__all__ = ["wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU"]
+__all__ = [
+    "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
+    "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
+    "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
+]
 
 pending_backend: Any = None
 CPU: Any = None  # torchplug.device('cpu'), set when the backend registers
@@ -18,6 +22,13 @@ KEYSET = 0
 NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
 _new = object.__new__
 _ndarray = np.ndarray
+
+# dtype groups (sets of torchplug dtypes)
+INTEGRAL = frozenset((D.uint8, D.int8, D.int16, D.int32, D.int64))
+FLOATING = frozenset((D.float16, D.bfloat16, D.float32, D.float64))
+COMPLEX = frozenset((D.complex64, D.complex128))
+HALF = frozenset((D.float16, D.bfloat16))  # computed in float32 ("opmath") like PyTorch's cpu kernels
+F32 = np.dtype(np.float32)
 
 
 def bind_backend(backend: Any) -> None:
@@ -71,7 +82,7 @@ _SCALAR_TYPES = (bool, int, float, complex)
 
 
 def result_dtype(*operands: Any) -> D.dtype:
-    """PyTorch's promotion over tensors and Python numbers (fast path: equal tensor dtypes)."""
+    """PyTorch's promotion over tensors and Python numbers (``None`` operands are skipped)."""
     dims: list[D.dtype] = []
     zeros: list[D.dtype] = []
     scalars: list[type] = []
@@ -90,5 +101,142 @@ def operand(x: Any, npdt: np.dtype) -> Any:
     if isinstance(x, Tensor):
         data = x._data
         return data if data.dtype == npdt else data.astype(npdt)
+    if isinstance(x, np.generic):
+        x = x.item()
     # A Python number: an array of the computation dtype, so out-of-range ints wrap like PyTorch's.
-    return np.array(x).astype(npdt) if not isinstance(x, float) or npdt.kind not in "fc" else np.asarray(x, dtype=npdt)
+    if isinstance(x, float) and npdt.kind in "fcV":
+        return np.asarray(x, dtype=npdt)
+    if isinstance(x, complex) and npdt.kind != "c":
+        return np.asarray(x.real).astype(npdt)
+    return np.array(x).astype(npdt)
+
+
+# ---- floating-point warnings ----------------------------------------------------------------------
+# ``quiet()``/``loud(token)`` bracket NumPy calls that may overflow or divide by zero (PyTorch never
+# warns there).  With NumPy 2 this swaps the ufunc error state held in a context variable, which
+# is several times cheaper than entering ``np.errstate``.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRVAR
+    from numpy._core.umath import _make_extobj
+
+    import functools
+
+    quiet = functools.partial(_ERRVAR.set, _make_extobj(all="ignore"))
+    loud = _ERRVAR.reset
+
+except ImportError:  # NumPy 1.x
+
+    def quiet() -> Any:
+        return np.seterr(all="ignore")
+
+    def loud(token: Any) -> None:
+        np.seterr(**token)
+
+
+# ---- errors -----------------------------------------------------------------------------------------
+_TORCH_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+_CPP_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+    "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+    "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
+
+
+def torch_name(dtype: D.dtype) -> str:
+    """PyTorch's ScalarType name (``Float``, ``Long``...)."""
+    return _TORCH_NAMES[dtype.name]
+
+
+def cpp_name(dtype: D.dtype) -> str:
+    """The C++ type name some PyTorch messages use (``float``, ``long int``...)."""
+    return _CPP_NAMES[dtype.name]
+
+
+def not_implemented(kernel: str, dtype: D.dtype) -> NotImplementedError:
+    """PyTorch's dispatch-macro error: ``"add_cpu" not implemented for 'Bool'``."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{torch_name(dtype)}\'')
+
+
+def broadcast_error(*shapes: tuple[int, ...]) -> RuntimeError:
+    """PyTorch's message for shapes that do not broadcast (operands folded left to right)."""
+    acc: tuple[int, ...] = ()
+    for s in shapes:
+        s = tuple(s)
+        n = max(len(acc), len(s))
+        a = (1,) * (n - len(acc)) + acc
+        b = (1,) * (n - len(s)) + s
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) "
+                    f"at non-singleton dimension {i}"
+                )
+        acc = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return RuntimeError(f"shapes {[list(s) for s in shapes]} cannot be broadcast together")
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of ``shapes``, raising PyTorch's RuntimeError when they do not broadcast."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(*shapes) from None
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Normalize a possibly negative dim (0-dim tensors accept -1 and 0), raising PyTorch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def reduce_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The axes a reduction covers: ``None`` or ``()`` means all; duplicates are an error."""
+    if dim is None or len(dim) == 0:
+        return tuple(range(ndim))
+    out = []
+    for d in dim:
+        w = wrap_dim(d, ndim)
+        if w in out:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        out.append(w)
+    if ndim == 0:
+        return ()
+    return tuple(out)
+
+
+def _overflow_name(dtype: D.dtype) -> str:
+    if dtype in INTEGRAL:
+        return f"{'u' if dtype is D.uint8 else ''}int{dtype.itemsize * 8}_t"
+    return cpp_name(dtype)
+
+
+def scalar_to(value: Any, dtype: D.dtype, npdt: np.dtype | None = None) -> np.ndarray:
+    """A Scalar argument (alpha, value...) as a 0-dim array of ``npdt`` (default: ``dtype``'s),
+    with c10's checked conversion to ``dtype``: out-of-range values raise instead of wrapping."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    bad = False
+    if dtype is D.bool_:
+        value = bool(value)  # anything converts to bool
+    elif dtype in COMPLEX:
+        pass
+    elif isinstance(value, complex):
+        bad = value.imag != 0
+        value = value.real
+    if not bad and dtype is not D.bool_ and not isinstance(value, bool):
+        if dtype in INTEGRAL:
+            info = np.iinfo(dtype.numpy_dtype)
+            lo = -int(info.max) if dtype is D.uint8 else int(info.min)
+            if value != value or not lo <= value <= int(info.max):
+                bad = True
+        elif dtype in FLOATING and isinstance(value, float) and value - value == 0:  # finite
+            bad = abs(value) > D.finfo(dtype).max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_overflow_name(dtype)} without overflow")
+    return operand(value, npdt if npdt is not None else dtype.numpy_dtype)

@@ -93,6 +93,10 @@ def _wrapped_number(value: Any, ctx: ArgContext) -> int:
     raise ctx.fail(value, "Tensor or number")
 
 
+def _empty_tensor_list(op: str) -> None:
+    raise ValueError(f"{op}(): expected a non-empty list of Tensors")
+
+
 def _no_tensor_given(op: str) -> None:
     raise TypeError(f"{op}(): expected at least one argument to be a Tensor, but all were numbers")
 
@@ -177,6 +181,11 @@ def build_entry(
         body.append("ks = " + " | ".join(tensor_terms))
         if entry.wrapped_numbers:
             body.append(f"if not ks:\n    _no_tensor({display!r})")
+        tensor_args = [a for a in schema.arguments if a.type.base == "Tensor"]
+        if len(tensor_args) == 1 and tensor_args[0].type.is_list and not tensor_args[0].type.optional:
+            # An op dispatched only by a tensor list (cat, stack) cannot pick a backend from [].
+            ns["_empty_list"] = _empty_tensor_list
+            body.append(f"if not ks:\n    _empty_list({display!r})")
         body.append("ks = (ks | _tls.include) & _tls.mask")
     else:
         body.append("ks = _tls.include & _tls.mask")

@@ -1,0 +1,47 @@
+"""The meta Backend record: no data, high dispatch priority, host data only contributes its shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torchplug import Backend
+
+from . import _common
+
+__all__ = ["make_backend", "NO_DATA"]
+
+NO_DATA = (
+    "Cannot copy out of meta tensor; no data! Meta tensors carry only shape, dtype and strides; "
+    "create the tensor on a device with data (e.g. device='cpu') to read values."
+)
+
+
+def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
+    # Only the shape and dtype of the host data survive: torch.tensor([...], device='meta').
+    arr = np.asarray(array)
+    return _common.new(tuple(arr.shape), _common.from_numpy_dtype(arr.dtype))
+
+
+def _to_host(t: Any) -> Any:
+    raise NotImplementedError(NO_DATA)
+
+
+def _storage_offset(t: Any) -> int:
+    return t._data.offset
+
+
+def make_backend() -> Backend:
+    backend = Backend(
+        device_type="meta",
+        key_name="Meta",
+        from_host=_from_host,
+        to_host=_to_host,
+        storage_offset=_storage_offset,
+        has_data=False,
+        is_host=False,
+        high_priority=True,
+    )
+    backend.on_registered = _common.bind_backend
+    return backend

@@ -1,0 +1,61 @@
+"""meta kernels for random ops: argument checks and result metadata; no numbers are drawn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchplug import _dtype as D
+from torchplug.library import KernelTable
+
+from .. import _common as C
+
+TABLE = KernelTable("Meta")
+
+
+@TABLE.impl("aten::uniform_")
+def uniform_(self: C.Tensor, from_: float = 0.0, to: float = 1.0, generator: Any = None) -> C.Tensor:
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
+    return self
+
+
+@TABLE.impl("aten::normal_")
+def normal_(self: C.Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> C.Tensor:
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return self
+
+
+@TABLE.impl("aten::random_.from")
+def random_(self: C.Tensor, from_: int, to: int | None = None, generator: Any = None) -> C.Tensor:
+    if to is not None and from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return self
+
+
+@TABLE.impl("aten::bernoulli")
+def bernoulli(self: C.Tensor, generator: Any = None) -> C.Tensor:
+    return C.new(C.shape(self), self._dtype)  # contiguous, as torch's meta bernoulli
+
+
+@TABLE.impl("aten::bernoulli_.float")
+def bernoulli_(self: C.Tensor, p: float = 0.5, generator: Any = None) -> C.Tensor:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return self
+
+
+@TABLE.impl("aten::multinomial")
+def multinomial(self: C.Tensor, num_samples: int, replacement: bool = False, generator: Any = None) -> C.Tensor:
+    if D.category(self._dtype) != 2:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {C.scalar_type_name(self._dtype)}"
+        )
+    if self.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > C.shape(self)[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    size = (num_samples,) if self.dim() == 1 else (C.shape(self)[0], num_samples)
+    return C.new(size, D.int64)

@@ -77,6 +77,11 @@ def torchplug_register_ops(ctx):
 @hookimpl
 def torchplug_register_kernels(ctx):
     ctx.register_kernels(TABLE)
+
+@hookimpl
+def torchplug_configure(ctx):
+    import sys
+    ctx.expose("toy", sys.modules[__name__])
 '''
 
 BROKEN = '''
@@ -192,3 +197,14 @@ def test_importing_plugin_module_does_not_touch_dispatcher(toy_site: Path) -> No
         print(json.dumps({"same": before == after, "toy_ns": "toy" in list(torchplug.ops)}))
     """, TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD="1")
     assert out == {"same": True, "toy_ns": False}
+
+
+def test_plugin_exposes_torchplug_attribute_and_import(toy_site: Path) -> None:
+    out = run(toy_site, """
+        import json, torchplug
+        import torchplug.toy
+        from torchplug.toy import IMPORTED
+        print(json.dumps({"attr": torchplug.toy.IMPORTED, "imported": IMPORTED,
+                          "same": torchplug.toy is __import__("torchplug_toy")}))
+    """)
+    assert out == {"attr": True, "imported": True, "same": True}

@@ -82,3 +82,21 @@ def get_num_threads() -> _builtins.int:
 
 def set_num_threads(n: _builtins.int) -> None:
     """NumPy kernels run on its own BLAS threads; accepted for compatibility."""
+
+
+from ._plugins.exposure import install_finder as _install_finder, resolve as _resolve_exposed  # noqa: E402
+
+_install_finder()
+
+
+def __getattr__(name: str) -> object:
+    # torchplug.autograd, torchplug.nn, torchplug.no_grad, ... come from plugins (loaded lazily).
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib.util
+
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # a core submodule, imported on first use
+    return _resolve_exposed(name)

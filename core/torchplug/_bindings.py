@@ -16,7 +16,8 @@ from . import _dtype as D
 from ._aten import A
 from ._dispatch.codegen import build_entry
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
-from ._op_schemas import expand_table
+from ._schemas import expand_table
+from ._pyfuncs import area_modules
 from ._tensor import Tensor, Size
 
 __all__ = ["FUNCTIONS", "install_bindings", "return_types"]
@@ -64,8 +65,11 @@ def _generated() -> None:
             continue
         full = schema.split("(")[0]
         by_name.setdefault(full.removeprefix("aten::").split(".")[0], []).append(full)
+    handwritten = set(_HANDWRITTEN)
+    for module in area_modules():
+        handwritten |= set(getattr(module, "HANDWRITTEN", ()))
     for name, overloads in by_name.items():
-        if name in _HANDWRITTEN or len(overloads) != 1:
+        if name in handwritten or len(overloads) != 1:
             continue
         entry = DISPATCHER.entry(overloads[0])
         if "factory" in entry.tags:
@@ -382,6 +386,10 @@ def install_bindings(namespace: dict[str, Any]) -> None:
                 setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
     _install_methods()
     _install_operators()
+    for module in area_modules():
+        FUNCTIONS.update(getattr(module, "FUNCTIONS", {}))
+        for name, method in getattr(module, "METHODS", {}).items():
+            setattr(Tensor, name, method)
     namespace.update(FUNCTIONS)
 
 

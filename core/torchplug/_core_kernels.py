@@ -15,7 +15,7 @@ from ._device import get_default_device
 from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from ._dispatch.tls import tls
-from ._op_schemas import expand_table
+from ._schemas import expand_table
 from .library import Library
 
 __all__ = ["register_core", "CORE_OWNER"]

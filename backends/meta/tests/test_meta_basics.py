@@ -9,7 +9,7 @@ import pytest
 import torchplug
 from torchplug._composites import COMPOSITES
 from torchplug._dispatch.dispatcher import DISPATCHER
-from torchplug._op_schemas import expand_table
+from torchplug._schemas import expand_table
 
 M = "meta"
 

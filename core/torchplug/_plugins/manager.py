@@ -73,6 +73,12 @@ class PluginContext:
         self.record.libraries.append(lib)
         return lib
 
+    def expose(self, name: str, obj: Any) -> None:
+        """Make ``obj`` available as ``torchplug.<name>`` (and importable if it is a module)."""
+        from .exposure import expose
+
+        expose(name, obj, self.record.name)
+
     def register_kernels(self, *tables: KernelTable) -> None:
         """Register every kernel collected in ``tables``."""
         for table in tables:
@@ -199,6 +205,9 @@ class PluginManager:
         log.info("%s %s", record.label, record.reason)
 
     def _undo(self, record: PluginRecord) -> None:
+        from .exposure import unexpose_plugin
+
+        unexpose_plugin(record.name)
         for lib in reversed(record.libraries):
             lib.close()
         record.libraries.clear()

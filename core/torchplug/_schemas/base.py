@@ -1,21 +1,8 @@
-"""The ``aten`` operator table: every schema the core defines, in one declarative list.
-
-One line per operator: ``schema | flags``.  Flags:
-
-- ``wrapped``: Tensor arguments also accept Python numbers (binary pointwise ops), which take
-  part in type promotion as PyTorch's "wrapped numbers" do.
-- ``inplace``: also define ``name_`` (self written in place).
-- ``out``: also define the ``.out`` overload (``*, Tensor(a!) out``); ``out=NAME`` names it.
-- any other word is recorded as a tag (``pointwise``, ``reduction``, ``view``, ``factory``...).
-
-Where PyTorch splits one Python function over several overloads only to encode optional
-arguments (``sum``/``sum.dim_IntList``, ``div.Tensor``/``div.Tensor_mode``), this table keeps
-one overload with optional arguments, so a backend writes one kernel.
-"""
+"""The foundation's operator rows: first op set of the cpu/meta backends (see the package docstring)."""
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA_TABLE", "expand_table"]
+__all__ = ["ROWS"]
 
 _UNARY_FLOAT = "abs neg exp log sqrt rsqrt sin cos tan tanh sigmoid reciprocal log1p expm1 log2 log10 exp2 floor ceil trunc sign asin acos atan sinh cosh asinh acosh atanh frac square"
 _BINARY = "mul maximum minimum remainder fmod atan2 floor_divide logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift"
@@ -23,7 +10,7 @@ _COMPARE = "eq ne lt le gt ge"
 
 _FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 
-SCHEMA_TABLE = (
+ROWS = (
     # ---- pointwise, unary -------------------------------------------------------------------
     *(f"{name}(Tensor self) -> Tensor | inplace out pointwise" for name in _UNARY_FLOAT.split()),
     "round(Tensor self, *, int decimals=0) -> Tensor | inplace out pointwise",
@@ -132,39 +119,3 @@ SCHEMA_TABLE = (
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) | random",
     "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor | random",
 )
-
-
-def _variants(schema: str, flags: list[str]) -> list[tuple[str, list[str]]]:
-    """Expand ``inplace``/``out`` flags into the extra overload schemas."""
-    head, _, ret = schema.partition(" -> ")
-    name_part, _, args = head.partition("(")
-    args = args[:-1]
-    base, _, overload = name_part.partition(".")
-    out_name = next((f.split("=", 1)[1] for f in flags if f.startswith("out=")), None)
-    flags = ["out" if f.startswith("out=") else f for f in flags]
-    tags = [f for f in flags if f not in ("inplace", "out")]
-    result = [(schema, tags)]
-    first, _, rest = args.partition(", ")
-    if "inplace" in flags:
-        self_arg = first.replace("Tensor self", "Tensor(a!) self", 1)
-        inplace_args = self_arg + (", " + rest if rest else "")
-        dotted = f".{overload}" if overload else ""
-        result.append((f"{base}_{dotted}({inplace_args}) -> Tensor(a!)", tags + ["inplace"]))
-    if "out" in flags:
-        out_overload = out_name or ("out" if overload in ("", "Tensor", "default") else f"{overload}_out")
-        kw = ", *, " if "*" not in args.split(", ") else ", "
-        result.append((f"{base}.{out_overload}({args}{kw}Tensor(a!) out) -> Tensor(a!)", tags + ["out"]))
-    return result
-
-
-def expand_table() -> list[tuple[str, tuple[str, ...], bool]]:
-    """(schema, tags, wrapped_numbers) for every overload the table defines."""
-    rows = []
-    for line in SCHEMA_TABLE:
-        schema, _, flag_text = line.partition(" | ")
-        flags = flag_text.split()
-        wrapped = "wrapped" in flags
-        flags = [f for f in flags if f != "wrapped"]
-        for variant, tags in _variants(schema.strip(), flags):
-            rows.append(("aten::" + variant, tuple(tags), wrapped))
-    return rows

@@ -1,0 +1,105 @@
+"""``torchplug.<name>`` provided by plugins: attribute access, ``import torchplug.<name>`` and clear errors.
+
+A plugin calls ``ctx.expose("autograd", module)`` (or any object) from a hook; afterwards
+``torchplug.autograd``, ``import torchplug.autograd`` and ``from torchplug.autograd.graph
+import ...`` all resolve to the plugin's module and its submodules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any
+
+__all__ = ["EXPOSED", "expose", "unexpose", "resolve", "install_finder", "PROVIDERS"]
+
+# name -> (object, plugin name)
+EXPOSED: dict[str, tuple[Any, str]] = {}
+# Names the core-layer plugins provide, so a missing one can say which plugin to enable.
+PROVIDERS = {
+    "autograd": "autograd", "no_grad": "autograd", "enable_grad": "autograd", "set_grad_enabled": "autograd",
+    "is_grad_enabled": "autograd", "inference_mode": "autograd", "is_inference_mode_enabled": "autograd",
+    "nn": "nn", "optim": "nn", "utils": "nn", "amp": "amp", "autocast": "amp",
+}
+
+
+def expose(name: str, obj: Any, plugin: str) -> None:
+    existing = EXPOSED.get(name)
+    if existing is not None and existing[0] is not obj:
+        raise RuntimeError(f"torchplug.{name} is already provided by plugin {existing[1]!r}; plugin {plugin!r} tried to provide it too.")
+    EXPOSED[name] = (obj, plugin)
+
+
+def unexpose_plugin(plugin: str) -> None:
+    for name in [n for n, (_, p) in EXPOSED.items() if p == plugin]:
+        del EXPOSED[name]
+        sys.modules.pop(f"torchplug.{name}", None)
+
+
+def unexpose(name: str) -> None:
+    EXPOSED.pop(name, None)
+
+
+def resolve(name: str) -> Any:
+    """The object behind ``torchplug.<name>``, loading plugins first; AttributeError explains a gap."""
+    from .manager import MANAGER
+
+    MANAGER.ensure_loaded()
+    found = EXPOSED.get(name)
+    if found is not None:
+        return found[0]
+    plugin = PROVIDERS.get(name)
+    if plugin is None:
+        raise AttributeError(f"module 'torchplug' has no attribute {name!r}")
+    record = MANAGER.records.get(plugin)
+    state = "not installed" if record is None else (record.reason or record.status)
+    raise AttributeError(
+        f"torchplug.{name} is provided by the {plugin!r} plugin, which is {state}. It ships with torchplug: "
+        "remove it from TORCHPLUG_BLOCK_PLUGINS, unset TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD, or load it with "
+        f"torchplug.plugins.load_plugin(...). See `python -m torchplug`."
+    )
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+
+    def create_module(self, spec: Any) -> ModuleType:
+        return self.module
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+class _ExposedFinder(importlib.abc.MetaPathFinder):
+    """Makes ``import torchplug.<exposed>[.sub]`` find the plugin's module."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        parts = fullname.split(".")
+        if len(parts) < 2 or parts[0] != "torchplug" or parts[1].startswith("_"):
+            return None
+        package = sys.modules.get("torchplug")
+        if package is None or importlib.machinery.PathFinder.find_spec(parts[1], package.__path__) is not None:
+            return None  # a real core submodule
+        try:
+            target_obj = resolve(parts[1])
+        except AttributeError:
+            return None
+        if not isinstance(target_obj, ModuleType):
+            return None
+        module = target_obj
+        if len(parts) > 2:
+            module = importlib.import_module(".".join([target_obj.__name__, *parts[2:]]))
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(module))
+
+
+_FINDER = _ExposedFinder()
+
+
+def install_finder() -> None:
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)

@@ -16,7 +16,7 @@ from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, Registration, RegistrationError, fallthrough_kernel
 from ._dispatch.schema import FunctionSchema, SchemaError, parse_schema
 
-__all__ = ["Library", "KernelTable", "fallthrough_kernel", "RegistrationError", "SchemaError", "get_kernel"]
+__all__ = ["Library", "KernelTable", "fallthrough_kernel", "RegistrationError", "SchemaError", "get_kernel", "collect_tables"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 _DEF_NAMESPACES: dict[str, Library] = {}
@@ -214,3 +214,21 @@ def get_kernel(op: Any, dispatch_key: str) -> Callable[..., Any]:
     if not isinstance(key, K.DispatchKey):
         raise ValueError("get_kernel needs a runtime key")
     return DISPATCHER.lookup(entry, key.mask)
+
+
+def collect_tables(package: str) -> list[KernelTable]:
+    """The ``TABLE`` of every module in ``package`` (a backend's kernel folder), in name order.
+
+    Importing the modules only fills the tables; registering them is the plugin hook's job.
+    """
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(package)
+    tables = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        table = getattr(module, "TABLE", None)
+        if isinstance(table, KernelTable):
+            tables.append(table)
+    return tables

@@ -37,7 +37,9 @@ def doctor_report() -> str:
         lines.append("  (none: install a backend, e.g. pip install torchplug-cpu)")
     for name, b in backends.items():
         kind = "host" if b.is_host else ("no data" if not b.has_data else "device")
-        lines.append(f"  {name:<8} key={b.key_name:<6} {kind:<8} from plugin {b.plugin!r} ({b.distribution or '-'})")
+        lines.append(
+            f"  {name:<8} key={b.key_name:<6} {kind:<8} {_availability(b):<12} from plugin {b.plugin!r} ({b.distribution or '-'})"
+        )
     lines.append("")
     lines.append(f"Default device: {_safe(torchplug.get_default_device)}   default dtype: {torchplug.get_default_dtype()}")
     lines.append("")
@@ -62,6 +64,17 @@ def doctor_report() -> str:
         for k, desc in sorted(fallbacks.items()):
             lines.append(f"  {k:<20} {desc}")
     return "\n".join(lines)
+
+
+def _availability(backend: object) -> str:
+    """'available' / 'unavailable: why' from the backend's own check (no check: always available)."""
+    check = getattr(backend, "is_available", None)
+    if check is None:
+        return "available"
+    try:
+        return "available" if check() else "unavailable"
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
+        return f"unavailable: {exc}"
 
 
 def _version() -> str:

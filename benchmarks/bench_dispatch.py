@@ -25,6 +25,17 @@ ROWS: dict[str, str] = {
     "matmul 8x8": "m @ m",
     "view/transpose (m.t())": "m.t()",
     "index (m[0])": "m[0]",
+    # NN rows (not the 16-element regime): the functions come from torchplug.nn.functional when present
+    "conv2d 64x1x8x8 (8x1x3x3)": "conv2d(img, wconv)",
+    "softmax+cross-ent 64x10": "softmax(z, 1); cross_entropy(z, y)",
+    # peers.py small.fwdbwd: a 5-op chain forward + backward; x (16 f32) requires grad
+    "fwd+bwd 5-op chain": "x.grad = None; ((x * w + b).relu() * x).sum().backward()",
+}
+_FWDBWD = ROWS["fwd+bwd 5-op chain"]
+# Names an NN row needs; a framework whose environment lacks one reports the row as "missing".
+NEEDS: dict[str, tuple[str, ...]] = {
+    "conv2d 64x1x8x8 (8x1x3x3)": ("conv2d",),
+    "softmax+cross-ent 64x10": ("softmax", "cross_entropy"),
 }
 
 
@@ -35,18 +46,33 @@ def setups() -> dict[str, Callable[[], dict[str, object]]]:
         a = np.random.rand(16).astype(np.float32)
         m = np.random.rand(8, 8).astype(np.float32)
 
-        return {"a": a, "b": a.copy(), "m": m, "relu": lambda x: np.maximum(x, 0),
-                "_rename": {"m.t()": "m.T"}}  # NumPy spelling of the same statement
+        def fwdbwd(x: object, w: object, b: object) -> object:  # hand-written gradient, as in peers.py
+            u = x * w + b
+            r = np.maximum(u, 0)
+            (r * x).sum()
+            return r + x * w * (u > 0)
+
+        return {"a": a, "b": a.copy(), "m": m, "relu": lambda x: np.maximum(x, 0), "x": a.copy(), "w": a.copy(),
+                "fwdbwd": fwdbwd,
+                "_rename": {"m.t()": "m.T", _FWDBWD: "fwdbwd(x, w, b)"}}  # NumPy spelling of the same statement
 
     def torch_env() -> dict[str, object]:
         import torch
 
-        return {"a": torch.rand(16), "b": torch.rand(16), "m": torch.rand(8, 8), "relu": torch.relu}
+        import torch.nn.functional as F
+
+        return {"a": torch.rand(16), "b": torch.rand(16), "m": torch.rand(8, 8), "relu": torch.relu,
+                **_nn_env(torch, F), **_grad_env(torch)}
 
     def torchplug_env() -> dict[str, object]:
         import torchplug
 
-        return {"a": torchplug.rand(16), "b": torchplug.rand(16), "m": torchplug.rand(8, 8), "relu": torchplug.relu}
+        try:
+            import torchplug.nn.functional as F
+        except Exception:  # noqa: BLE001 - the NN functions may not exist yet: their rows say "missing"
+            F = None
+        return {"a": torchplug.rand(16), "b": torchplug.rand(16), "m": torchplug.rand(8, 8), "relu": torchplug.relu,
+                **_nn_env(torchplug, F), **_grad_env(torchplug)}
 
     found = {"numpy": numpy_env, "torchplug": torchplug_env}
     try:
@@ -56,6 +82,24 @@ def setups() -> dict[str, Callable[[], dict[str, object]]]:
     except ImportError:
         print("# torch not installed: ratios to torch are skipped", file=sys.stderr)
     return found
+
+
+def _grad_env(lib: object) -> dict[str, object]:
+    """Inputs of the fwd+bwd row: ``x`` requires grad (``b`` is the 16-element ``b`` above)."""
+    return {"x": lib.randn(16, requires_grad=True), "w": lib.rand(16)}  # type: ignore[attr-defined]
+
+
+def _nn_env(lib: object, functional: object) -> dict[str, object]:
+    """Inputs of the NN rows and whichever of conv2d/softmax/cross_entropy ``functional`` has."""
+    env: dict[str, object] = {
+        "img": lib.rand(64, 1, 8, 8), "wconv": lib.rand(8, 1, 3, 3),  # type: ignore[attr-defined]
+        "z": lib.randn(64, 10), "y": lib.randint(0, 10, (64,)),  # type: ignore[attr-defined]
+    }
+    for name in ("conv2d", "softmax", "cross_entropy"):
+        fn = getattr(functional, name, None) if functional is not None else None
+        if fn is not None:
+            env[name] = fn
+    return env
 
 
 def time_stmt(stmt: str, env: dict[str, object], batch_seconds: float = 0.05, batches: int = 5) -> float | None:
@@ -78,6 +122,8 @@ def run(rounds: int) -> dict[str, dict[str, float | None]]:
     for _ in range(rounds):
         for row, stmt in ROWS.items():
             for fw, env in envs.items():
+                if any(name not in env for name in NEEDS.get(row, ())):
+                    continue  # reported as "missing"
                 actual = env.get("_rename", {}).get(stmt, stmt)  # type: ignore[union-attr]
                 value = time_stmt(actual, env)
                 if value is not None:
@@ -90,7 +136,8 @@ def report(results: dict[str, dict[str, float | None]]) -> str:
     header = f"{'metric':<26}" + "".join(f"{fw + ' (us)':>16}" for fw in fws) + f"{'vs torch':>10}{'vs numpy':>10}"
     lines = [header, "-" * len(header)]
     for row, per in results.items():
-        cells = "".join(f"{per.get(fw):>16.2f}" if per.get(fw) is not None else f"{'-':>16}" for fw in fws)
+        cells = "".join(f"{per.get(fw):>16.2f}" if per.get(fw) is not None
+                        else f"{'missing' if row in NEEDS and fw != 'numpy' else '-':>16}" for fw in fws)
         ours = per.get("torchplug")
         ratio_t = f"{ours / per['torch']:>9.2f}x" if ours and per.get("torch") else f"{'-':>10}"
         ratio_n = f"{ours / per['numpy']:>9.2f}x" if ours and per.get("numpy") else f"{'-':>10}"

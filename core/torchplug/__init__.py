@@ -99,4 +99,6 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")  # a core submodule, imported on first use
-    return _resolve_exposed(name)
+    value = _resolve_exposed(name)
+    globals()[name] = value  # cached: later lookups are plain attribute hits (dropped if the plugin unloads)
+    return value

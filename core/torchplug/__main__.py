@@ -41,6 +41,8 @@ def doctor_report() -> str:
             f"  {name:<8} key={b.key_name:<6} {kind:<8} {_availability(b):<12} from plugin {b.plugin!r} ({b.distribution or '-'})"
         )
     lines.append("")
+    lines.extend(_accelerator_section())
+    lines.append("")
     lines.append(f"Default device: {_safe(torchplug.get_default_device)}   default dtype: {torchplug.get_default_dtype()}")
     lines.append("")
     per_key: Counter[str] = Counter()
@@ -63,18 +65,102 @@ def doctor_report() -> str:
         lines.append("Backend fallbacks:")
         for k, desc in sorted(fallbacks.items()):
             lines.append(f"  {k:<20} {desc}")
+    lines.append("")
+    lines.extend(_autocast_section())
     return "\n".join(lines)
 
 
+def _autocast_section() -> list[str]:
+    """Autocast dtypes and list sizes per device type, from the amp plugin (if it is loaded)."""
+    from torchplug._plugins import MANAGER
+    from torchplug._plugins.exposure import EXPOSED
+
+    lines = ["Autocast:"]
+    amp = EXPOSED.get("amp")
+    if amp is None:
+        record = MANAGER.records.get("amp")
+        state = "not installed" if record is None else (record.reason or record.status)
+        return lines + [f"  (the amp plugin is {state})"]
+    try:
+        summary = amp[0].summary()
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
+        return lines + [f"  (amp summary failed: {type(exc).__name__}: {exc})"]
+    return lines + ([f"  {line}" for line in summary] or ["  (no device type registered an autocast policy)"])
+
+
 def _availability(backend: object) -> str:
-    """'available' / 'unavailable: why' from the backend's own check (no check: always available)."""
-    check = getattr(backend, "is_available", None)
+    """'available' / 'unavailable' from the backend's runtime (the reason is in the accelerator section)."""
+    runtime = getattr(backend, "runtime", None)
+    check = getattr(runtime, "is_available", None) or getattr(backend, "is_available", None)
     if check is None:
         return "available"
     try:
         return "available" if check() else "unavailable"
     except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
         return f"unavailable: {exc}"
+
+
+def _accelerator_section() -> list[str]:
+    """Accelerators in priority order, the current one, and each device type's allocator stats."""
+    import os
+
+    from torchplug import accelerator
+    from torchplug._backends import registered_backends
+
+    lines = ["Accelerators (most preferred first):"]
+    try:
+        order = accelerator.accelerators()
+    except Exception as exc:  # noqa: BLE001
+        return lines + [f"  (failed: {type(exc).__name__}: {exc})"]
+    backends = registered_backends()
+    if not order:
+        lines.append("  (none registered: cpu and meta are not accelerators)")
+    for t in order:
+        b = backends[t]
+        mod = b.device_module
+        if mod.is_available():
+            state = f"available, {mod.device_count()} device(s)"
+        else:
+            reason = getattr(b.runtime, "unavailable_reason", None)
+            state = "unavailable" + (f": {reason()}" if reason is not None else "")
+        lines.append(f"  {t:<8} priority={b.accelerator_priority:<4} {state}")
+    override = accelerator.get_accelerator_priority()
+    env = os.environ.get(accelerator.ENV_VAR, "")
+    how = f"set_accelerator_priority({override})" if override is not None else (
+        f"{accelerator.ENV_VAR}={env}" if env else "backend priorities")
+    lines.append(f"Current accelerator: {_safe(accelerator.current_accelerator)}   (chosen by {how})")
+    lines.append("")
+    lines.append("Allocators (device 0):")
+    for t, b in backends.items():
+        alloc = b.allocator
+        try:
+            st = alloc.memory_stats(0)
+        except Exception as exc:  # noqa: BLE001
+            lines.append(f"  {t:<8} (stats failed: {type(exc).__name__}: {exc})")
+            continue
+        extras = []
+        if alloc.get_current_allocator() is not None:
+            extras.append(f"replacement {type(alloc.get_current_allocator()).__name__}")
+        n_cb = len(getattr(alloc, "_callbacks", ()))
+        if n_cb:
+            extras.append(f"{n_cb} event subscriber(s)")
+        if getattr(alloc, "_history", None) is not None:
+            extras.append("recording history")
+        lines.append(
+            f"  {t:<8} allocated {_bytes(st['allocated_bytes.all.current'])} (peak {_bytes(st['allocated_bytes.all.peak'])}) "
+            f"in {st['allocation.all.current']} block(s), reserved {_bytes(st['reserved_bytes.all.current'])}, "
+            f"{st['allocation.all.allocated']} allocs / {st['allocation.all.freed']} frees"
+            + (f"; {', '.join(extras)}" if extras else "")
+        )
+    return lines
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
 
 
 def _version() -> str:

@@ -41,6 +41,14 @@ class Backend:
         has_data: False for shape-only devices (meta).
         is_host: True when tensors live in host memory (NumPy can view them).
         high_priority: wins key resolution when mixed with other backends (meta does).
+        is_accelerator: an asynchronous device that ``torchplug.accelerator`` may pick.
+        accelerator_priority: which accelerator is current when several are registered (higher
+            wins; ties by name); users override it (``accelerator.set_accelerator_priority``,
+            ``TORCHPLUG_ACCELERATOR``).  See docs/accelerators.md.
+        runtime, allocator, streams, rng: the backend contract's components
+            (``torchplug._contract``); left None, the core supplies its defaults.
+        device_module_extras: functions replacing names of the generated device module.
+        device_module: the ``torchplug.<type>`` module, built by the core at registration.
     """
 
     device_type: str
@@ -52,6 +60,12 @@ class Backend:
     is_host: bool = False
     high_priority: bool = False
     is_accelerator: bool = False
+    accelerator_priority: int = 0
+    runtime: Any = None
+    allocator: Any = None
+    streams: Any = None
+    rng: Any = None
+    device_module_extras: dict[str, Any] = field(default_factory=dict)
     plugin: str = ""
     distribution: str = ""
     device_module: Any = None
@@ -72,7 +86,12 @@ missing_device_reason: list[Callable[[str], str]] = []
 
 
 def register_backend(backend: Backend) -> Backend:
-    """Register a device type; allocates its dispatch keys."""
+    """Register a device type: checks its contract components, allocates its dispatch keys and
+    builds its device module."""
+    from ._contract import complete_backend
+    from ._device_module import make_device_module
+
+    complete_backend(backend)
     with _lock:
         existing = _BACKENDS.get(backend.device_type)
         if existing is not None and existing is not backend:
@@ -85,6 +104,7 @@ def register_backend(backend: Backend) -> Backend:
         backend.key = key
         backend.keyset = key.mask | (1 << K.AD_INPLACE_OR_VIEW_BIT) | K.KEYS["Autocast" + backend.key_name].mask
         _BACKENDS[backend.device_type] = backend
+        backend.device_module = make_device_module(backend)
         DISPATCHER.invalidate_all()
     if backend.on_registered is not None:
         backend.on_registered(backend)

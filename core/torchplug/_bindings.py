@@ -236,14 +236,16 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return A["masked_fill.Scalar"](input, mask, value)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None,
+            out: Any = None) -> Tensor:
     """Write ``src`` (tensor or number) into ``input`` at ``index`` along ``dim`` (out of place)."""
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported yet; use scatter_add or scatter_reduce")
     src = value if src is None else src
-    if isinstance(src, Tensor):
-        return A["scatter.src"](input, dim, index, src)
-    return A["scatter.value"](input, dim, index, src)
+    which = "src" if isinstance(src, Tensor) else "value"
+    if out is not None:
+        return A[f"scatter.{which}_out"](input, dim, index, src, out=out)
+    return A[f"scatter.{which}"](input, dim, index, src)
 
 
 def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
@@ -288,7 +290,6 @@ def _install_methods() -> None:
     T.index_put = lambda self, indices, values, accumulate=False: A["index_put"](self, list(indices), values, accumulate)
     T.uniform_ = lambda self, from_=0.0, to=1.0, *, generator=None: A.uniform_(self, from_, to, generator=generator)
     T.random_ = _random_
-    T.detach_ = _detach_
     T.T = property(_T)
     T.mT = property(lambda self: A.transpose(self, -2, -1))
     T.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self))
@@ -305,12 +306,6 @@ def _number_tensor(value: Any) -> Tensor:
 def _T(self: Tensor) -> Tensor:
     n = self.dim()
     return self if n < 2 else A.permute(self, list(range(n - 1, -1, -1)))
-
-
-def _detach_(self: Tensor) -> Tensor:
-    self._grad_fn = None
-    self._requires_grad = False
-    return self
 
 
 def _random_(self: Tensor, from_: Any = None, to: Any = None, *, generator: Any = None) -> Tensor:
@@ -359,7 +354,7 @@ def _install_operators() -> None:
     T.__neg__ = A.neg
     T.__pos__ = lambda self: self
     T.__abs__ = A.abs
-    T.__invert__ = A.bitwise_not
+    T.__invert__ = _invert
     for op, name in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                      ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
         fn = getattr(A, name)
@@ -368,6 +363,13 @@ def _install_operators() -> None:
         setattr(T, f"__i{op}__", A[f"{name}_"])
     for op in ("eq", "ne", "lt", "le", "gt", "ge"):
         setattr(T, f"__{op}__", A[f"{op}.Tensor"])
+
+
+def _invert(self: Tensor) -> Tensor:
+    """``~t``: PyTorch's operator rejects floating and complex tensors before dispatch."""
+    if self._dtype.is_floating_point or self._dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return A.bitwise_not(self)
 
 
 def install_bindings(namespace: dict[str, Any]) -> None:

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ._backends import backend_for
+from . import _composites_linalg, _composites_nn, _composites_shape
 from ._composites import COMPOSITES, inplace_kernel, out_kernel
+from ._composites_math import register as register_math_composites
 from ._device import get_default_device
 from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
@@ -91,6 +93,12 @@ def register_core(lib: Library) -> None:
         lib.define(schema.removeprefix("aten::"), tags=tags, wrapped_numbers=wrapped)
     for name, (key, fn) in COMPOSITES.items():
         lib.impl(name, fn, key)
+    for name, (key, fn) in _composites_shape.COMPOSITES.items():
+        lib.impl(name, fn, key)
+    for name, (key, fn) in _composites_linalg.COMPOSITES.items():
+        lib.impl(name, fn, key)
+    for name, (key, fn) in _composites_nn.COMPOSITES.items():
+        lib.impl(name, fn, key)
     for schema, tags, _ in rows:
         full = schema.split("(")[0]
         entry = DISPATCHER.entry(full)
@@ -103,6 +111,7 @@ def register_core(lib: Library) -> None:
             lib.impl(full, version_bump_kernel(entry), "ADInplaceOrView", with_keyset=True)
         if "factory" in tags:
             lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
+    register_math_composites(lib)
 
 
 def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:

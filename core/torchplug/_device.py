@@ -28,9 +28,9 @@ class device:
                 raise ValueError("device(device, index) is ambiguous; pass a type string with an index")
             return type
         if isinstance(type, int) and not isinstance(type, bool):
-            from . import accelerator_hooks
+            from .accelerator import current_accelerator_type
 
-            acc = accelerator_hooks.current_accelerator_type()
+            acc = current_accelerator_type()
             if acc is None:
                 raise RuntimeError(
                     f"device({type}) means index {type} of the current accelerator, but no accelerator "

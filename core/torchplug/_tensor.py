@@ -59,18 +59,40 @@ class _AutogradHooks:
     def __init__(self) -> None:
         self.set_requires_grad = None  # (tensor, bool) -> None
         self.status = "not loaded"  # e.g. "blocked by TORCHPLUG_BLOCK_PLUGINS"
+        # The plugin's Tensor-side API (backward, register_hook, retain_grad, ...); None until loaded.
+        self.tensor_api: Any = None
 
-    def require(self, t: Tensor, flag: bool) -> None:
-        if self.set_requires_grad is not None:
-            self.set_requires_grad(t, flag)
-            return
-        if not flag:
-            return
-        raise RuntimeError(
-            f"requires_grad=True needs the autograd plugin, which is {self.status}. Autograd is shipped "
+    def _missing(self, what: str) -> RuntimeError:
+        if self.status == "not loaded":
+            from ._plugins.manager import MANAGER
+
+            MANAGER.ensure_loaded()
+            if self.set_requires_grad is not None:
+                return None  # type: ignore[return-value]
+            record = MANAGER.records.get("autograd")
+            if record is not None and record.status != "loaded":
+                self.status = record.reason or record.status
+        return RuntimeError(
+            f"{what} needs the autograd plugin, which is {self.status}. Autograd is shipped "
             "with torchplug as the 'autograd' plugin: remove it from TORCHPLUG_BLOCK_PLUGINS and unset "
             "TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD (see `python -m torchplug`)."
         )
+
+    def require(self, t: Tensor, flag: bool) -> None:
+        if self.set_requires_grad is None and flag:
+            err = self._missing("requires_grad=True")
+            if err is not None:
+                raise err
+        if self.set_requires_grad is not None:
+            self.set_requires_grad(t, flag)
+
+    def api(self, name: str) -> Any:
+        """The plugin's implementation of a Tensor autograd method, or an error saying how to load it."""
+        if self.tensor_api is None:
+            err = self._missing(f"Tensor.{name}()")
+            if err is not None:
+                raise err
+        return getattr(self.tensor_api, name)
 
 
 autograd_hooks = _AutogradHooks()
@@ -274,6 +296,18 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
+        if self._grad is None and self._grad_fn is not None and not self.__dict__.get("_retains_grad"):
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
+                "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
+                "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+                "more informations.",
+                UserWarning,
+                stacklevel=2,
+            )
         return self._grad
 
     @grad.setter
@@ -282,7 +316,42 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if self._base is not None and self._grad_fn is not None and "_vv" in self.__dict__:
+            autograd_hooks.api("refresh_view")(self)  # a view whose base was modified in place
         return self._grad_fn
+
+    # -- autograd (implemented by the autograd plugin) ----------------------------------------------
+    def backward(self, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``."""
+        api = autograd_hooks.tensor_api
+        (api.backward if api is not None else autograd_hooks.api("backward"))(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new gradient."""
+        return autograd_hooks.api("register_hook")(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(tensor)`` after a gradient is accumulated into this leaf's ``.grad``."""
+        return autograd_hooks.api("register_post_accumulate_grad_hook")(self, hook)
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` for this non-leaf tensor during backward."""
+        autograd_hooks.api("retain_grad")(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self.__dict__.get("_retains_grad")) and self._grad_fn is not None
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place."""
+        return autograd_hooks.api("detach_")(self)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def output_nr(self) -> int:
+        return self._autograd_meta if self._grad_fn is not None else 0
 
     @property
     def data(self) -> Tensor:

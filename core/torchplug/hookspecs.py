@@ -35,5 +35,13 @@ class TorchplugHookSpecs:
         """Register kernels and fallbacks: ``ctx.register_kernels(table)`` or ``ctx.library(...)``."""
 
     @hookspec
+    def torchplug_register_autocast_policy(self, ctx: Any) -> None:
+        """Contribute autocast policies as data: ``ctx.register_autocast_policy("cpu", policy)``.
+
+        A policy names the device's default and supported lower-precision dtypes and the ops
+        on each cast list (lower-precision, fp32, fp32-with-dtype, promote, banned); see
+        ``torchplug.amp.AutocastPolicy``.  Called after every plugin registered its kernels."""
+
+    @hookspec
     def torchplug_configure(self, ctx: Any) -> None:
         """Last step: anything that needs every backend and kernel in place (e.g. autograd wiring)."""

@@ -86,7 +86,9 @@ def test_unary_errors():
     with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
         -b
     with pytest.raises(NotImplementedError, match="\"bitwise_not_cpu\" not implemented for 'Float'"):
-        ~torchplug.ones(2)
+        torchplug.bitwise_not(torchplug.ones(2))
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer and Boolean-type tensors"):
+        ~torchplug.ones(2)  # torch's operator checks the dtype before dispatch
     with pytest.raises(NotImplementedError, match="floor is not supported for complex inputs"):
         torchplug.floor(torchplug.tensor([1j]))
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from torchplug import Backend, device
+from torchplug._allocator import DeviceAllocator
 
 from . import _common
 
@@ -14,10 +15,10 @@ __all__ = ["make_backend"]
 
 
 def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
-    arr = np.array(array, copy=True, order="K") if copy else array
-    if arr.__class__ is not np.ndarray:
-        arr = np.asarray(arr)
-    return _common.wrap(arr)
+    if not copy:  # shares the caller's memory (from_numpy): nothing is allocated
+        arr = array if array.__class__ is np.ndarray else np.asarray(array)
+        return _common.wrap_foreign(arr)
+    return _common.wrap(np.array(array, copy=True, order="K"))
 
 
 def _to_host(t: Any) -> np.ndarray:
@@ -37,6 +38,10 @@ def make_backend() -> Backend:
         storage_offset=_storage_offset,
         has_data=True,
         is_host=True,
+        # Every buffer the kernels create is accounted (TrackedStorage in _common.wrap/storage).
+        allocator=DeviceAllocator("cpu", address_of=_common.address_of, host_memory=True),
+        # torch.cpu.current_device() answers 'cpu'; everything else is the generic surface.
+        device_module_extras={"current_device": lambda: "cpu"},
     )
     # Kernels read the device and key set from _common; they are filled once registered.
     backend.on_registered = _common.bind_backend

@@ -7,17 +7,20 @@ from typing import Any
 import numpy as np
 
 from torchplug import _dtype as D
+from torchplug._allocator import TrackedStorage
 from torchplug._tensor import Storage, Tensor, make_tensor
 
 __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
     "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
     "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
+    "storage", "wrap_foreign",
 ]
 
 pending_backend: Any = None
 CPU: Any = None  # torchplug.device('cpu'), set when the backend registers
 KEYSET = 0
+STATS: Any = None  # the cpu allocator's DeviceStats: every fresh buffer is accounted to it
 
 NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
 _new = object.__new__
@@ -33,11 +36,12 @@ F32 = np.dtype(np.float32)
 
 def bind_backend(backend: Any) -> None:
     """Called after registration: remember the device and key set kernels stamp on results."""
-    global CPU, KEYSET
+    global CPU, KEYSET, STATS
     from torchplug import device
 
     CPU = device(backend.device_type)
     KEYSET = backend.keyset
+    STATS = backend.allocator.stats_for(0)
 
 
 def wrap(arr: Any) -> Tensor:
@@ -49,13 +53,30 @@ def wrap(arr: Any) -> Tensor:
     t._dtype = NP_TO_DTYPE[arr.dtype]
     t._device = CPU
     t._keyset = KEYSET
-    t._storage = Storage(arr.nbytes, CPU, arr)
+    t._storage = TrackedStorage(arr.nbytes, CPU, arr, STATS)
     t._base = None
     t._requires_grad = False
     t._grad = None
     t._grad_fn = None
     t._autograd_meta = None
     return t
+
+
+def storage(root: np.ndarray) -> Storage:
+    """A fresh, allocator-accounted Storage owning the root buffer ``root`` (for kernels that
+    build a strided view over their own buffer)."""
+    return TrackedStorage(root.nbytes, CPU, root, STATS)
+
+
+def wrap_foreign(arr: np.ndarray) -> Tensor:
+    """A cpu tensor sharing memory the backend did not allocate (``from_numpy``): not accounted."""
+    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET)
+
+
+def address_of(st: Storage) -> int:
+    """The host address of a storage's root buffer (for memory snapshots)."""
+    data = st.data
+    return data.__array_interface__["data"][0] if data is not None else 0
 
 
 def wrap_view(arr: np.ndarray, src: Tensor) -> Tensor:

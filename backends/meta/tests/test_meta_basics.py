@@ -217,12 +217,24 @@ def test_cpu_to_meta():
 
 @pytest.mark.skipif(not _cpu_works(), reason="cpu backend cannot make tensors yet")
 def test_mixed_cpu_and_meta_dispatch_to_meta():
+    # 0-dim cpu tensors act as scalars on any device; ops PyTorch does not device-check dispatch to meta
+    s = torchplug.tensor(2.0)
+    m = meta(2, 1)
+    for out in (s + m, m + s, torchplug.mul(s, m), torchplug.where(meta(2, 3, dtype=torchplug.bool), s, 0.0)):
+        assert out.is_meta and out.shape in ((2, 1), (2, 3))
+    assert torchplug.mm(meta(2, 3), torchplug.ones(3, 4)).is_meta
+
+
+@pytest.mark.skipif(not _cpu_works(), reason="cpu backend cannot make tensors yet")
+def test_mixed_cpu_and_meta_tensors_raise_like_torch():
+    # PyTorch's same-device check (torch._prims_common.check_same_device): the first device wins
     c = torchplug.tensor([[1.0, 2.0, 3.0]])
     m = meta(2, 1)
-    for out in (c + m, m + c, torchplug.mul(c, m), torchplug.where(meta(2, 3, dtype=torchplug.bool), c, 0.0)):
-        assert out.is_meta and out.shape == (2, 3)
-    assert torchplug.cat([meta(1, 3), c]).shape == (2, 3)
-    assert torchplug.cat([meta(1, 3), c]).is_meta
+    for fn, first in ((lambda: c + m, "cpu"), (lambda: m + c, "meta"), (lambda: torchplug.cat([meta(1, 3), c]), "meta"),
+                      (lambda: torchplug.where(meta(2, 3, dtype=torchplug.bool), c, 0.0), "meta")):
+        other = "meta" if first == "cpu" else "cpu"
+        with pytest.raises(RuntimeError, match=f"^Tensor on device {other} is not on the expected device {first}!$"):
+            fn()
 
 
 def test_mixed_dispatch_selects_meta_kernel():

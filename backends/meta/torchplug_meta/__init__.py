@@ -16,7 +16,8 @@ __all__ = ["torchplug_register_backends", "torchplug_register_kernels"]
 def torchplug_register_backends(ctx: Any) -> None:
     from ._backend import make_backend
 
-    ctx.register_backend(make_backend())
+    backend = ctx.register_backend(make_backend())
+    ctx.expose(backend.device_type, backend.device_module)  # torchplug.meta
 
 
 @hookimpl

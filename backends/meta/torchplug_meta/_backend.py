@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from torchplug import Backend
+from torchplug._allocator import DeviceAllocator
+from torchplug._contract import NoRNG
 
 from . import _common
 
@@ -42,6 +44,9 @@ def make_backend() -> Backend:
         has_data=False,
         is_host=False,
         high_priority=True,
+        # Counts the bytes tensors would occupy: torchplug.utils.memory_estimate reads it.
+        allocator=DeviceAllocator("meta"),
+        rng=NoRNG("The meta device has no data, so it draws no random numbers and has no generator state."),
     )
     backend.on_registered = _common.bind_backend
     return backend

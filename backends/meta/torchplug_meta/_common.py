@@ -14,6 +14,7 @@ import numpy as np
 
 from torchplug import _dtype as D
 from torchplug._composites import scalar_type_name
+from torchplug._allocator import TrackedStorage
 from torchplug._tensor import Tensor, _wrap_dim, make_tensor
 
 from ._payload import MetaArray, contiguous_strides, storage_bytes
@@ -26,6 +27,7 @@ __all__ = [
 
 META: Any = None  # torchplug.device('meta'), set when the backend registers
 KEYSET = 0
+STATS: Any = None  # the meta allocator's DeviceStats
 _NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
 _PY_SCALARS = (bool, int, float, complex)
 wrap_dim = _wrap_dim
@@ -33,11 +35,12 @@ wrap_dim = _wrap_dim
 
 def bind_backend(backend: Any) -> None:
     """Called after registration: remember the device and key set results are stamped with."""
-    global META, KEYSET
+    global META, KEYSET, STATS
     from torchplug import device
 
     META = device(backend.device_type)
     KEYSET = backend.keyset
+    STATS = backend.allocator.stats_for(0)
 
 
 def from_numpy_dtype(npdt: np.dtype) -> D.dtype:
@@ -53,7 +56,8 @@ def new(size: Sequence[int], dtype: D.dtype, stride: Sequence[int] | None = None
     item = dtype.itemsize
     payload = MetaArray(size, tuple(s * item for s in stride), dtype.numpy_dtype, 0,
                         storage_bytes(size, stride, item))
-    return make_tensor(payload, dtype, META, KEYSET)
+    # Counted by the meta allocator: the bytes this tensor would occupy (memory_estimate).
+    return make_tensor(payload, dtype, META, KEYSET, TrackedStorage(payload.nbytes, META, payload, STATS))
 
 
 def new_like(t: Tensor, dtype: D.dtype | None = None) -> Tensor:

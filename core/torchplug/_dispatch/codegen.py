@@ -94,7 +94,9 @@ def _wrapped_number(value: Any, ctx: ArgContext) -> int:
 
 
 def _empty_tensor_list(op: str) -> None:
-    raise ValueError(f"{op}(): expected a non-empty list of Tensors")
+    if op == "stack":  # PyTorch's words differ per op
+        raise RuntimeError("stack expects a non-empty TensorList")
+    raise ValueError(f"torchplug.{op}(): expected a non-empty list of Tensors")
 
 
 def _no_tensor_given(op: str) -> None:
@@ -189,9 +191,9 @@ def build_entry(
         body.append("ks = (ks | _tls.include) & _tls.mask")
     else:
         body.append("ks = _tls.include & _tls.mask")
-    body.append("k = _get(ks)")
-    body.append("if k is None:\n    k = _miss(ks)")
-    body.append(f"return k({', '.join(call_args)})")
+    body.append("_kernel = _get(ks)")  # (a local no schema argument is named: topk has an argument `k`)
+    body.append("if _kernel is None:\n    _kernel = _miss(ks)")
+    body.append(f"return _kernel({', '.join(call_args)})")
 
     if out_entry is not None:
         ns["_out_call"] = _out_router(schema, out_entry)

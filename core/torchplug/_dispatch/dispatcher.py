@@ -315,6 +315,12 @@ class Dispatcher:
             kernel = partial(reg.fn, at_keyset)
         else:
             kernel = reg.fn
+        backends = keyset & K.BACKEND_BAND
+        if reg is not None and key is not None and key.kind == "backend" and backends & (backends - 1):
+            # tensors of several backends: PyTorch's same-device check, paid only by these key sets
+            from .device_check import wrap_mixed_device_kernel
+
+            kernel = wrap_mixed_device_kernel(entry, kernel)
         entry.cache[keyset] = kernel
         return kernel
 

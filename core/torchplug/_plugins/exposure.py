@@ -23,7 +23,7 @@ EXPOSED: dict[str, tuple[Any, str]] = {}
 PROVIDERS = {
     "autograd": "autograd", "no_grad": "autograd", "enable_grad": "autograd", "set_grad_enabled": "autograd",
     "is_grad_enabled": "autograd", "inference_mode": "autograd", "is_inference_mode_enabled": "autograd",
-    "nn": "nn", "optim": "nn", "utils": "nn", "amp": "amp", "autocast": "amp",
+    "nn": "nn", "optim": "nn", "save": "nn", "load": "nn", "amp": "amp", "autocast": "amp",
 }
 
 
@@ -35,9 +35,12 @@ def expose(name: str, obj: Any, plugin: str) -> None:
 
 
 def unexpose_plugin(plugin: str) -> None:
+    package = sys.modules.get("torchplug")
     for name in [n for n, (_, p) in EXPOSED.items() if p == plugin]:
         del EXPOSED[name]
         sys.modules.pop(f"torchplug.{name}", None)
+        if package is not None:
+            package.__dict__.pop(name, None)  # drop the cached attribute
 
 
 def unexpose(name: str) -> None:
@@ -101,5 +104,7 @@ _FINDER = _ExposedFinder()
 
 
 def install_finder() -> None:
+    # First in line: for ``torchplug.<exposed>.<sub>`` the ordinary path finder would otherwise
+    # import a second copy of the plugin's submodule under the alias name.
     if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+        sys.meta_path.insert(0, _FINDER)

@@ -19,12 +19,21 @@ from .._dispatch.dispatcher import DISPATCHER
 from ..hookspecs import PROJECT_NAME, TorchplugHookSpecs
 from ..library import KernelTable, Library
 
-__all__ = ["PluginRecord", "PluginContext", "PluginManager", "MANAGER", "ENTRY_POINT_GROUPS"]
+__all__ = [
+    "PluginRecord", "PluginContext", "PluginManager", "MANAGER", "ENTRY_POINT_GROUPS",
+    "AutocastPolicyContribution", "AUTOCAST_POLICIES", "AUTOCAST_POLICY_LISTENERS",
+]
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUPS = ("torchplug.backends", "torchplug.plugins")
-_PHASES = ("torchplug_register_backends", "torchplug_register_ops", "torchplug_register_kernels", "torchplug_configure")
+_PHASES = (
+    "torchplug_register_backends",
+    "torchplug_register_ops",
+    "torchplug_register_kernels",
+    "torchplug_register_autocast_policy",
+    "torchplug_configure",
+)
 
 
 @dataclass(eq=False)
@@ -47,6 +56,30 @@ class PluginRecord:
     def label(self) -> str:
         dist = f"{self.distribution} {self.version}".strip()
         return f"plugin {self.name!r} ({dist})" if dist else f"plugin {self.name!r}"
+
+
+@dataclass(eq=False)
+class AutocastPolicyContribution:
+    """One autocast policy a plugin contributed: plain data, interpreted by the amp plugin."""
+
+    device_type: str
+    policy: Any  # a mapping or an object with the fields of torchplug.amp.AutocastPolicy
+    plugin: str  # the contributing plugin's name
+    owner: str  # its label, for introspection
+
+
+# Policies from ``ctx.register_autocast_policy``, in registration order.  The core never reads
+# them; the amp plugin does, and subscribes to changes (a plugin loaded or unloaded later).
+AUTOCAST_POLICIES: list[AutocastPolicyContribution] = []
+AUTOCAST_POLICY_LISTENERS: list[Any] = []  # callables, called with no arguments after a change
+
+
+def _autocast_policies_changed() -> None:
+    for listener in list(AUTOCAST_POLICY_LISTENERS):
+        try:
+            listener()
+        except Exception:  # noqa: BLE001 - a listener's bug must not fail the contributing plugin
+            log.warning("autocast policy listener %r failed", listener, exc_info=True)
 
 
 class PluginContext:
@@ -78,6 +111,21 @@ class PluginContext:
         from .exposure import expose
 
         expose(name, obj, self.record.name)
+
+    def register_autocast_policy(self, device_type: str, policy: Any) -> None:
+        """Contribute the autocast policy (cast lists, default dtype) of ``device_type``; see
+        ``torchplug.amp.AutocastPolicy`` for the fields.  Removed when the plugin is unloaded."""
+        AUTOCAST_POLICIES.append(AutocastPolicyContribution(device_type, policy, self.record.name, self.record.label))
+        _autocast_policies_changed()
+
+    def subscribe_memory_events(self, callback: Any, device_type: str | None = None) -> Any:
+        """Call ``callback(torchplug._allocator.MemoryEvent)`` on every alloc/free of ``device_type``
+        (every device type registered so far when None); removed when the plugin is unloaded."""
+        from .._allocator import subscribe
+
+        sub = subscribe(callback, device_type)
+        self.record.libraries.append(sub)  # anything with close() is undone with the plugin
+        return sub
 
     def register_kernels(self, *tables: KernelTable) -> None:
         """Register every kernel collected in ``tables``."""
@@ -208,6 +256,9 @@ class PluginManager:
         from .exposure import unexpose_plugin
 
         unexpose_plugin(record.name)
+        if any(c.plugin == record.name for c in AUTOCAST_POLICIES):
+            AUTOCAST_POLICIES[:] = [c for c in AUTOCAST_POLICIES if c.plugin != record.name]
+            _autocast_policies_changed()
         for lib in reversed(record.libraries):
             lib.close()
         record.libraries.clear()

@@ -77,7 +77,7 @@ def _empty_channels_last(size: Any, dtype: D.dtype, fmt: str) -> Tensor:
     root = np.empty([size[i] for i in perm], dtype=dtype.numpy_dtype)
     inverse = [perm.index(i) for i in range(rank)]
     view = root.transpose(inverse)
-    return make_tensor(view, dtype, C.CPU, C.KEYSET, Storage(root.nbytes, C.CPU, root))
+    return make_tensor(view, dtype, C.CPU, C.KEYSET, C.storage(root))
 
 
 def storage_elements(size: Any, stride: Any) -> int:
@@ -105,7 +105,7 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
         view = _ndarray(size, npdt, flat, 0, byte_strides)
     except (ValueError, TypeError):
         view = np.lib.stride_tricks.as_strided(flat, size, byte_strides)
-    return make_tensor(view, dt, C.CPU, C.KEYSET, Storage(flat.nbytes, C.CPU, flat))
+    return make_tensor(view, dt, C.CPU, C.KEYSET, C.storage(flat))
 
 
 # ---- copy_ --------------------------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def nonzero(self):
     out = _ndarray((count, n), np.int64, buf, 0, (8, 8 * count))
     for k in range(n):
         out[:, k] = coords[k]
-    return make_tensor(out, D.int64, C.CPU, C.KEYSET, Storage(buf.nbytes, C.CPU, buf))
+    return make_tensor(out, D.int64, C.CPU, C.KEYSET, C.storage(buf))
 
 
 # ---- advanced indexing --------------------------------------------------------------------------------------

@@ -244,7 +244,7 @@ def addcmul(self: C.Tensor, tensor1: C.Tensor, tensor2: C.Tensor, value: Any = 1
 def addcdiv(self: C.Tensor, tensor1: C.Tensor, tensor2: C.Tensor, value: Any = 1) -> C.Tensor:
     if D.category(tensor1._dtype) < _FLOAT and D.category(tensor2._dtype) < _FLOAT:
         raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a "
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
             "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
             "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
             "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "

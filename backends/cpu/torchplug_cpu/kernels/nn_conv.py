@@ -1,0 +1,236 @@
+"""cpu kernels: convolution (1-3d, transposed, grouped) by im2col + one GEMM, its backward, im2col/col2im.
+
+The sliding windows are a strided view of the zero-padded input laid out as
+``(groups, C/g, *kernel, N, *out)``; one reshape copies it into the column matrix and one
+``np.matmul`` per group set does the work.  Loops run only over kernel positions (col2im),
+never over the batch or spatial positions.  float16/bfloat16 compute in float32.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from torchplug import _nn_shapes as S
+from torchplug.library import KernelTable
+
+from .. import _common as C
+from .._common import HALF, INTEGRAL, Tensor
+from .core import fresh
+
+TABLE = KernelTable("CPU")
+
+_F32 = np.dtype(np.float32)
+_CONV_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _type_str(t: Tensor) -> str:
+    return f"torch.{C.torch_name(t._dtype)}Tensor"
+
+
+def _cdt(dt) -> np.dtype:
+    return _F32 if dt in HALF else dt.numpy_dtype
+
+
+def _pad_input(x: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+    if not any(padding):
+        return x
+    shape = x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding))
+    out = np.zeros(shape, x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for s, p in zip(x.shape[2:], padding))] = x
+    return out
+
+
+def _columns(xp: np.ndarray, groups: int, ksize: tuple[int, ...], stride, dilation, out_sp) -> np.ndarray:
+    """The column matrix ``(groups, C/g * prod(k), N * prod(out))`` of the padded input ``xp``."""
+    n, c = xp.shape[:2]
+    cg = c // groups
+    st = xp.strides
+    sp = st[2:]
+    shape = (groups, cg, *ksize, n, *out_sp)
+    strides = (cg * st[1], st[1], *(s * d for s, d in zip(sp, dilation)), st[0], *(s * t for s, t in zip(sp, stride)))
+    view = as_strided(xp, shape, strides, writeable=False)
+    return view.reshape(groups, cg * math.prod(ksize), n * math.prod(out_sp))
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:
+    """Plain (non-transposed) convolution of arrays in the computation dtype, without bias."""
+    n = x.shape[0]
+    o = w.shape[0]
+    ksize = w.shape[2:]
+    out_sp = S.conv_output_size(x.shape, w.shape, stride, padding, dilation)[2:]
+    if n == 0 or 0 in out_sp or x.shape[1] == 0:
+        return np.zeros((n, o, *out_sp), x.dtype)
+    xp = _pad_input(x, padding)
+    cols = _columns(xp, groups, ksize, stride, dilation, out_sp)
+    wm = w.reshape(groups, o // groups, -1)
+    if groups == 1:
+        y = wm[0] @ cols[0]
+    else:
+        y = np.matmul(wm, cols).reshape(o, -1)
+    # (O, N, L) -> (N, O, L)
+    return np.ascontiguousarray(y.reshape(o, n, -1).transpose(1, 0, 2)).reshape(n, o, *out_sp)
+
+
+def conv_backward_input(g: np.ndarray, w: np.ndarray, in_sp, stride, padding, dilation, groups: int) -> np.ndarray:
+    """The input gradient of a convolution (also the forward of a transposed one): col2im of W^T @ g."""
+    n, o = g.shape[:2]
+    cg = w.shape[1]
+    c = cg * groups
+    ksize = w.shape[2:]
+    out_sp = g.shape[2:]
+    dims = len(ksize)
+    padded = tuple(s + 2 * p for s, p in zip(in_sp, padding))
+    # Room for windows reaching past the padded input (strides that skip the last rows).
+    room = tuple(max(pd, (os - 1) * st + d * (k - 1) + 1) for pd, os, st, d, k in zip(padded, out_sp, stride, dilation, ksize))
+    dxp = np.zeros((c, n, *room), g.dtype)
+    if n and c and math.prod(out_sp):
+        gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)  # (g, O/g, N*L)
+        wm = w.reshape(groups, o // groups, -1)  # (g, O/g, Cg*K)
+        cols = np.matmul(wm.transpose(0, 2, 1), gm) if groups > 1 else (wm[0].T @ gm[0])[None]
+        cols = cols.reshape(c, *ksize, n, *out_sp)
+        for pos in np.ndindex(*ksize):
+            sl = tuple(slice(k * d, k * d + (os - 1) * st + 1, st) for k, d, os, st in zip(pos, dilation, out_sp, stride))
+            dxp[(slice(None), slice(None)) + sl] += cols[(slice(None),) + pos]
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, in_sp))
+    return np.ascontiguousarray(dxp[(slice(None), slice(None)) + crop].transpose(1, 0, *range(2, 2 + dims)))
+
+
+def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding, dilation, groups: int) -> np.ndarray:
+    """The weight gradient of a convolution: g @ columns(x)^T per group."""
+    n, o = g.shape[:2]
+    ksize = tuple(w_shape[2:])
+    out_sp = g.shape[2:]
+    dims = len(ksize)
+    if n == 0 or not math.prod(out_sp):
+        return np.zeros(tuple(w_shape), g.dtype)
+    xp = _pad_input(x, padding)
+    cols = _columns(xp, groups, ksize, stride, dilation, out_sp)  # (g, Cg*K, N*L)
+    gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)
+    if groups == 1:
+        dw = gm[0] @ cols[0].T
+    else:
+        dw = np.matmul(gm, cols.transpose(0, 2, 1))
+    return dw.reshape(w_shape)
+
+
+def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed,
+           output_padding, groups):
+    dt = input._dtype
+    for t in (input, weight) + ((bias,) if bias is not None else ()):
+        if t._dtype not in C.FLOATING and t._dtype is input._dtype:
+            pass
+    params = S.check_conv(
+        input._data.shape, weight._data.shape, None if bias is None else bias._data.shape, stride, padding,
+        dilation, transposed, output_padding, groups, _type_str(input), _type_str(weight),
+        None if bias is None else _type_str(bias),
+    )
+    if dt not in C.FLOATING and dt not in C.INTEGRAL:
+        name = {1: "slow_conv2d_cpu", 2: "slow_conv2d_cpu", 3: "slow_conv3d_cpu"}[len(weight._data.shape) - 2]
+        if transposed:
+            name = "slow_conv_transpose2d_out_cpu" if len(weight._data.shape) <= 4 else "slow_conv_transpose3d_out_cpu"
+        raise C.not_implemented(name, dt)
+    return params
+
+
+@TABLE.impl("aten::convolution")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    stride, padding, dilation, output_padding = _check(input, weight, bias, stride, padding, dilation, transposed,
+                                                       output_padding, groups)
+    dt = input._dtype
+    cdt = _cdt(dt)
+    x = input._data.astype(cdt, copy=False)
+    w = weight._data.astype(cdt, copy=False)
+    if transposed:
+        shape = S.conv_transpose_output_size(x.shape, w.shape, stride, padding, dilation, output_padding, groups)
+        if any(s < 0 for s in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {S.fmt_sizes(shape)}")
+        y = conv_backward_input(x, w, shape[2:], stride, padding, dilation, groups)
+    else:
+        y = conv_forward(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        y += bias._data.astype(cdt, copy=False).reshape((-1,) + (1,) * (y.ndim - 2))
+    return fresh(y.astype(dt.numpy_dtype, copy=False))
+
+
+@TABLE.impl("aten::convolution_backward")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask):
+    stride, padding, dilation, output_padding = _check(input, weight, None, stride, padding, dilation, transposed,
+                                                       output_padding, groups)
+    dt = input._dtype
+    cdt = _cdt(dt)
+    npdt = dt.numpy_dtype
+    g = grad_output._data.astype(cdt, copy=False)
+    x = input._data.astype(cdt, copy=False)
+    w = weight._data.astype(cdt, copy=False)
+    gi = gw = gb = None
+    if output_mask[0]:
+        if transposed:
+            gi = conv_forward(g, w, stride, padding, dilation, groups)
+        else:
+            gi = conv_backward_input(g, w, x.shape[2:], stride, padding, dilation, groups)
+        gi = fresh(gi.astype(npdt, copy=False))
+    if output_mask[1]:
+        if transposed:
+            gw = conv_backward_weight(x, g, w.shape, stride, padding, dilation, groups)
+        else:
+            gw = conv_backward_weight(g, x, w.shape, stride, padding, dilation, groups)
+        gw = fresh(gw.astype(npdt, copy=False))
+    if output_mask[2]:
+        axes = (0,) + tuple(range(2, g.ndim))
+        gb = fresh(g.sum(axis=axes).astype(npdt, copy=False))
+    return gi, gw, gb
+
+
+# ---- im2col / col2im (F.unfold / F.fold) ------------------------------------------------------------------
+@TABLE.impl("aten::im2col")
+def im2col(self, kernel_size, dilation, padding, stride):
+    k, d, p, s = tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride)
+    out_shape = S.im2col_check(self._data.shape, k, d, p, s)
+    x = self._data
+    batched = x.ndim == 4
+    if not batched:
+        x = x[None]
+    n, c, h, w = x.shape
+    oh = (h + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
+    ow = (w + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
+    xp = _pad_input(x, p)
+    st = xp.strides
+    view = as_strided(xp, (n, c, k[0], k[1], oh, ow),
+                      (st[0], st[1], st[2] * d[0], st[3] * d[1], st[2] * s[0], st[3] * s[1]), writeable=False)
+    out = view.reshape(n, c * k[0] * k[1], oh * ow)
+    return fresh(np.ascontiguousarray(out if batched else out[0]).reshape(out_shape))
+
+
+@TABLE.impl("aten::col2im")
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    k, d, p, s = tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride)
+    out_shape = S.col2im_check(self._data.shape, tuple(output_size), k, d, p, s)
+    cols = self._data
+    batched = cols.ndim == 3
+    if not batched:
+        cols = cols[None]
+    n = cols.shape[0]
+    c = out_shape[-3]
+    oh_, ow_ = output_size
+    bh = (oh_ + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
+    bw = (ow_ + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
+    dt = self._dtype
+    cdt = _cdt(dt)
+    g = cols.astype(cdt, copy=False).reshape(n, c, k[0], k[1], bh, bw)
+    room = (max(oh_ + 2 * p[0], (bh - 1) * s[0] + d[0] * (k[0] - 1) + 1),
+            max(ow_ + 2 * p[1], (bw - 1) * s[1] + d[1] * (k[1] - 1) + 1))
+    out = np.zeros((n, c, *room), cdt)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i * d[0]: i * d[0] + (bh - 1) * s[0] + 1: s[0], j * d[1]: j * d[1] + (bw - 1) * s[1] + 1: s[1]] += g[:, :, i, j]
+    out = out[:, :, p[0]: p[0] + oh_, p[1]: p[1] + ow_]
+    out = np.ascontiguousarray(out if batched else out[0]).astype(dt.numpy_dtype, copy=False)
+    return fresh(out)
+
+
+_ = (Any, INTEGRAL)

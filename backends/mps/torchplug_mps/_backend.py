@@ -1,0 +1,67 @@
+"""The mps Backend record: an accelerator whose emulated memory is host memory, never float64."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torchplug import Backend
+from torchplug._allocator import DeviceAllocator, TrackedStorage
+from torchplug._contract import HostRNG
+from torchplug._streams import SynchronousStreams
+
+from . import _runtime, _state
+
+__all__ = ["make_backend", "ACCELERATOR_PRIORITY"]
+
+ACCELERATOR_PRIORITY = 10  # below a real GPU backend's (torchplug-cuda uses 20)
+
+
+def _require() -> None:
+    if not _runtime.MPSRuntime().is_available():
+        raise RuntimeError(_runtime.unavailable_message())
+
+
+def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
+    _require()
+    arr = np.array(array, copy=True, order="K")
+    if arr.dtype == np.float64:
+        raise TypeError(_runtime.FLOAT64_ERROR)
+    from torchplug._tensor import make_tensor
+    from torchplug_cpu._common import NP_TO_DTYPE
+
+    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], _state.MPS, _state.KEYSET, TrackedStorage(arr.nbytes, _state.MPS, arr, _state.STATS))
+
+
+def _to_host(t: Any) -> np.ndarray:
+    _require()
+    return t._data
+
+
+def _storage_offset(t: Any) -> int:
+    from torchplug_cpu import _common
+
+    return _common.storage_offset(t)
+
+
+def make_backend() -> Backend:
+    backend = Backend(
+        device_type="mps",
+        key_name="MPS",
+        from_host=_from_host,
+        to_host=_to_host,
+        storage_offset=_storage_offset,
+        has_data=True,
+        is_host=False,
+        # Wins key resolution over cpu, so a cpu/mps mix reaches the mps kernels' device check.
+        high_priority=True,
+        is_accelerator=True,
+        accelerator_priority=ACCELERATOR_PRIORITY,
+        runtime=_runtime.MPSRuntime(),
+        allocator=DeviceAllocator("mps", address_of=_state.address_of),
+        streams=SynchronousStreams(),
+        rng=HostRNG("mps"),
+    )
+    backend.on_registered = _state.bind_backend
+    return backend

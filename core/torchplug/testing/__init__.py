@@ -1,0 +1,26 @@
+"""torchplug.testing: ``assert_close`` and the backend conformance kit (OpInfo table, runner, pytest plugin).
+
+- :func:`assert_close`: ``torch.testing.assert_close`` for torchplug (and torch) tensors.
+- :class:`OpInfo`, :class:`SampleInput`, :class:`T`: describe an op and its sample inputs
+  (``torchplug.testing.opinfos.<area>.OPS``; collected by :func:`op_db`).
+- :func:`run_case`: run one (op, dtype, sample) on a device against real PyTorch.
+- Run the suite on a backend: ``pytest -p torchplug.testing.pytest_plugin --pyargs
+  torchplug.testing.conformance --torchplug-device=meta`` (see docs/conformance.md).
+
+Nothing here imports ``torch`` at import time; the runner imports it for references only.
+"""
+
+from __future__ import annotations
+
+from ._compare import assert_close, compare_results
+from ._runner import Case, SkipCase, cases, device_has_data, run_case
+from .opinfo import (
+    ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, Attr, Dtype, OpInfo, SampleInput, Skip, T, materialize, resolve,
+)
+from .opinfos import op_db
+
+__all__ = [
+    "assert_close", "compare_results", "OpInfo", "SampleInput", "Skip", "T", "Attr", "Dtype", "materialize", "resolve",
+    "op_db", "cases", "Case", "run_case", "SkipCase", "device_has_data", "ALL_DTYPES", "FLOAT_DTYPES", "INT_DTYPES",
+    "COMPLEX_DTYPES",
+]

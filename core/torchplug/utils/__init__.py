@@ -1,0 +1,22 @@
+"""``torchplug.utils``: small utilities; submodules load on first use (this package imports nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["memory_estimate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "memory_estimate":
+        from ._memory import memory_estimate
+
+        return memory_estimate
+    import importlib
+
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -1,0 +1,37 @@
+"""torchplug-autograd: reverse-mode automatic differentiation as a core-layer plugin.
+
+This module holds only the plugin hooks.  ``torchplug.autograd`` is the public package
+(:mod:`torchplug_autograd.autograd`); the grad-mode names are also exposed on ``torchplug``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchplug.hookspecs import hookimpl
+
+__all__ = ["torchplug_register_kernels", "torchplug_configure"]
+
+_GRAD_MODE_NAMES = ("no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+                    "is_inference_mode_enabled")
+
+
+@hookimpl
+def torchplug_register_kernels(ctx: Any) -> None:
+    from ._register import register_all
+
+    register_all(ctx.library("aten", "IMPL"))
+
+
+@hookimpl
+def torchplug_configure(ctx: Any) -> None:
+    from torchplug._tensor import autograd_hooks
+
+    from . import _tensor_api, autograd
+
+    ctx.expose("autograd", autograd)
+    for name in _GRAD_MODE_NAMES:
+        ctx.expose(name, getattr(autograd, name))
+    autograd_hooks.set_requires_grad = _tensor_api.set_requires_grad
+    autograd_hooks.tensor_api = _tensor_api
+    autograd_hooks.status = "loaded"

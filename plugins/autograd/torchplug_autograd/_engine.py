@@ -1,0 +1,530 @@
+"""The backward engine: iterative, dependency-counted execution of the graph.
+
+Nodes run when every consumer has delivered its gradient (so each runs once), highest
+sequence number first like PyTorch's ready queue; there is no recursion, so graph depth is
+unbounded.  Gradients are reduced to each input's shape and cast to its dtype on the edge,
+accumulated per node, and added into leaves by their ``AccumulateGrad``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from torchplug._dispatch.tls import tls
+from torchplug._tensor import Tensor
+
+from . import _graph as G
+from ._state import AUTOGRAD_BAND, GLOBAL, STATE, set_grad_mode
+
+__all__ = ["run_backward", "backward", "grad", "sum_to"]
+
+_NOT_BAND = ~AUTOGRAD_BAND
+
+
+def _T() -> Any:
+    import torchplug
+
+    return torchplug
+
+
+def sum_to(g: Tensor, shape: Sequence[int]) -> Tensor:
+    """Reduce a broadcast gradient back to ``shape`` (PyTorch's at::sum_to)."""
+    shape = tuple(shape)
+    gshape = tuple(g._data.shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        return g.reshape(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def _expandable(src: Sequence[int], target: Sequence[int]) -> bool:
+    """True if a tensor of shape ``target`` broadcasts to ``src`` (so ``src`` reduces to ``target``)."""
+    if len(target) > len(src):
+        return all(s == 1 for s in target[: len(target) - len(src)]) and _expandable(src, target[len(target) - len(src):])
+    for t, s in zip(reversed(target), reversed(src)):
+        if t != s and t != 1:
+            return False
+    return True
+
+
+def _validate(g: Any, node: G.Node, nr: int, producer: G.Node, index: int) -> Tensor:
+    if nr == 0:
+        shape, dtype = node._shape, node._dtype
+    else:
+        shape, dtype = node._out_meta(nr)
+    if g._data.shape != shape:
+        if not _expandable(tuple(g._data.shape), tuple(shape)):
+            raise RuntimeError(
+                f"Function {producer.name()} returned an invalid gradient at index {index} - got "
+                f"[{', '.join(map(str, g._data.shape))}] but expected shape compatible with [{', '.join(map(str, shape))}]"
+            )
+        g = sum_to(g, shape)
+    if dtype is not None and g._dtype is not dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _check_nan(node: G.Node, outs: Sequence[Any]) -> None:
+    for i, g in enumerate(outs):
+        if isinstance(g, Tensor) and g.numel() and (g.dtype.is_floating_point or g.dtype.is_complex):
+            if bool(g.isnan().any()):
+                trace = (node._extra or {}).get("trace", "")
+                hint = f"\n\nTraceback of forward call that caused the error:\n{trace}" if trace else ""
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.{hint}")
+
+
+def _anomaly_context(node: G.Node, exc: BaseException) -> None:
+    trace = (node._extra or {}).get("trace")
+    if trace and not getattr(exc, "_torchplug_anomaly", False):
+        try:
+            exc.args = (f"{exc.args[0] if exc.args else ''}\n\nError detected in {node.name()}. Traceback of forward "
+                        f"call that caused the error:\n{trace}",) + tuple(exc.args[1:])
+            exc._torchplug_anomaly = True  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+
+def _owned(g: Tensor, var: Tensor) -> bool:
+    """True if ``g`` may become ``var.grad`` without a copy: a fresh tensor nobody else holds, laid out
+    like ``var`` (PyTorch steals such gradients too)."""
+    # References: the engine's local, _accumulate's and _owned's arguments, getrefcount's own.
+    return (g._base is None and not g._requires_grad and sys.getrefcount(g) <= _STEAL_REFS
+            and g._data.strides == var._data.strides and g._data.shape == var._data.shape)
+
+
+_STEAL_REFS = 4
+
+
+def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
+    old = var._grad
+    if old is None:
+        if create_graph:
+            var._grad = g
+        elif _owned(g, var):
+            var._grad = g
+        else:
+            var._grad = g.detach().clone()
+        return
+    if create_graph or old._requires_grad:
+        var._grad = old + g
+    else:
+        old.add_(g)
+
+
+def _run_tensor_hooks(hooks: G.NodeHooks, nr: int, g: Any) -> Any:
+    table = hooks.tensor_pre.get(nr)
+    if table:
+        for fn in list(table.values()):
+            new = fn(g)
+            if new is not None:
+                g = new
+    ref = hooks.retain.get(nr)
+    if ref is not None:
+        t = ref()
+        if t is not None and g is not None:
+            t._grad = g.detach().clone() if t._grad is None else t._grad + g
+    return g
+
+
+def _leaf_hooks(var: Tensor, g: Any) -> Any:
+    table = var.__dict__.get("_hooks")
+    if table:
+        for fn in list(table.values()):
+            new = fn(g)
+            if new is not None:
+                g = new
+    return g
+
+
+def _graph_nodes(roots: Sequence[G.Node]) -> dict[G.Node, int]:
+    """Every node reachable from ``roots`` with its number of incoming edges."""
+    deps: dict[G.Node, int] = {}
+    stack = []
+    for n in roots:
+        if n not in deps:
+            deps[n] = 0
+            stack.append(n)
+    while stack:
+        n = stack.pop()
+        for e in n._next:
+            if e is not None:
+                m = e[0]
+                if m in deps:
+                    deps[m] += 1
+                else:
+                    deps[m] = 1
+                    stack.append(m)
+    return deps
+
+
+def _needed(roots: Sequence[G.Node], deps: dict[G.Node, int], targets: set[G.Node]) -> tuple[set[G.Node], dict[G.Node, int]]:
+    """Nodes on a path from a root to a target, and dependency counts restricted to them."""
+    remaining = dict(deps)
+    order = []
+    ready = [n for n in dict.fromkeys(roots) if remaining[n] == 0]
+    while ready:
+        n = ready.pop()
+        order.append(n)
+        for e in n._next:
+            if e is not None:
+                m = e[0]
+                remaining[m] -= 1
+                if remaining[m] == 0:
+                    ready.append(m)
+    needed: set[G.Node] = set()
+    for n in reversed(order):
+        if n in targets or any(e is not None and e[0] in needed for e in n._next):
+            needed.add(n)
+    counts = {n: 0 for n in needed}
+    for n in needed:
+        for e in n._next:
+            if e is not None and e[0] in needed:
+                counts[e[0]] += 1
+    return needed, counts
+
+
+def run_backward(
+    root_edges: Sequence[tuple[G.Node, int]],
+    root_grads: Sequence[Any],
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Sequence[tuple[G.Node, int]] | None = None,
+    accumulate: bool = True,
+) -> list[Any]:
+    """Run the graph from ``root_edges`` seeded with ``root_grads``.
+
+    With ``capture`` (autograd.grad or backward(inputs=...)), only nodes on a path to a
+    captured edge run, and the gradients arriving at those edges are returned; leaves are
+    accumulated only when ``accumulate`` is set.
+    """
+    prev = (STATE.grad_enabled, tls.mask & AUTOGRAD_BAND)
+    set_grad_mode(create_graph)
+    try:
+        return _execute(root_edges, root_grads, keep_graph, create_graph, capture, accumulate)
+    finally:
+        STATE.grad_enabled = prev[0]
+        tls.mask = (tls.mask & _NOT_BAND) | prev[1]
+
+
+_RULE_APPLY = G.Node._apply
+
+
+def _needs(nxt: tuple[Any, ...]) -> tuple[bool, ...]:
+    n = len(nxt)
+    if n == 1:
+        return (nxt[0] is not None,)
+    if n == 2:
+        return (nxt[0] is not None, nxt[1] is not None)
+    return tuple(e is not None for e in nxt)
+
+
+def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: bool, capture: Any,
+             accumulate: bool) -> list[Any]:
+    roots = [e[0] for e in root_edges]
+    deps = _graph_nodes(roots)
+    needed = None
+    captured: list[Any] = []
+    capture_at: dict[G.Node, list[tuple[int, int]]] = {}
+    if capture is not None:
+        captured = [None] * len(capture)
+        for k, (n, nr) in enumerate(capture):
+            capture_at.setdefault(n, []).append((nr, k))
+        needed, deps = _needed(roots, deps, set(capture_at))
+    # node -> list of gradients, one per output of the node
+    buffers: dict[G.Node, list[Any]] = {}
+    for (n, nr), g in zip(root_edges, root_grads):
+        if needed is not None and n not in needed:
+            continue
+        b = buffers.get(n)
+        if b is None:
+            b = buffers[n] = [None] * (n._n_out if n._n_out > nr else nr + 1)
+        b[nr] = g if b[nr] is None else b[nr] + g
+    ready = []
+    for n in dict.fromkeys(roots):
+        if deps.get(n) == 0 and (needed is None or n in needed):
+            ready.append((-n._seq, n))
+    heapq.heapify(ready)
+    anomaly = GLOBAL.anomaly
+    Acc = G.AccumulateGrad
+    pop = heapq.heappop
+    push = heapq.heappush
+    while ready:
+        n = pop(ready)[1]
+        buf = buffers.pop(n, None)
+        hooks = n._hooks
+        if n.__class__ is Acc:
+            if buf is None or buf[0] is None:
+                continue
+            var = n.variable
+            g = buf[0]
+            buf[0] = None  # the engine then holds g once, so _accumulate may steal it
+            del buf
+            if hooks is not None:
+                g = _run_tensor_hooks(hooks, 0, g)
+            vd = var.__dict__
+            if vd:
+                g = _leaf_hooks(var, g)
+            if capture_at and n in capture_at:
+                for _, k in capture_at[n]:
+                    captured[k] = g
+                continue
+            if accumulate:
+                _accumulate(var, g, create_graph)
+                if vd:
+                    post = vd.get("_post_acc_hooks")
+                    if post:
+                        for fn in list(post.values()):
+                            fn(var)
+            continue
+        nxt = n._next
+        outs: Any = ()
+        if buf is not None:
+            if hooks is not None and (hooks.tensor_pre or hooks.retain):
+                for nr in range(len(buf)):
+                    if buf[nr] is not None:
+                        buf[nr] = _run_tensor_hooks(hooks, nr, buf[nr])
+            if capture_at and n in capture_at:
+                for nr, k in capture_at[n]:
+                    captured[k] = buf[nr] if nr < len(buf) else None
+            if needed is None:
+                needs = _needs(nxt)
+            else:
+                needs = tuple(e is not None and e[0] in needed for e in nxt)
+            if True in needs or (hooks is not None and hooks.post):
+                if hooks is not None:
+                    for fn in list(hooks.pre.values()):
+                        new = fn(tuple(buf))
+                        if new is not None:
+                            buf = list(new)
+                if n._n_out > 1:
+                    if len(buf) < n._n_out:
+                        buf.extend([None] * (n._n_out - len(buf)))
+                    _materialize(n, buf)
+                try:
+                    if type(n)._apply is _RULE_APPLY and n._versions is not None and not create_graph:
+                        # inline Node._apply for formula nodes (the common case)
+                        saved = n._saved
+                        if saved is None:
+                            raise RuntimeError(G.SECOND_BACKWARD)
+                        if n._versions:
+                            n._unpack(False)
+                        outs = n._fn(needs, buf[0] if n._n_out == 1 else tuple(buf), *saved)
+                    else:
+                        outs = n._apply(buf, needs, create_graph)
+                except Exception as exc:
+                    if anomaly:
+                        _anomaly_context(n, exc)
+                    raise
+                if outs.__class__ is not tuple and outs.__class__ is not list:
+                    outs = (outs,)
+                if anomaly and GLOBAL.anomaly_check_nan:
+                    _check_nan(n, outs)
+                if hooks is not None and hooks.post:
+                    for fn in list(hooks.post.values()):
+                        new = fn(tuple(o if isinstance(o, Tensor) else None for o in outs), tuple(buf))
+                        if new is not None:
+                            outs = tuple(new)
+            del buf
+        if not keep_graph:
+            n._release()
+        n_outs = len(outs)
+        i = -1
+        for e in nxt:
+            i += 1
+            if e is None:
+                continue
+            m = e[0]
+            if needed is not None and m not in needed:
+                continue
+            g = outs[i] if i < n_outs else None
+            if g is not None and g is not False:
+                nr = e[1]
+                if nr == 0:
+                    if g._data.shape != m._shape or g._dtype is not m._dtype:
+                        g = _validate(g, m, 0, n, i)
+                else:
+                    shape, dtype = m._out_meta(nr)
+                    if g._data.shape != shape or g._dtype is not dtype:
+                        g = _validate(g, m, nr, n, i)
+                b = buffers.get(m)
+                if b is None:
+                    if m._n_out == 1 and nr == 0:
+                        buffers[m] = [g]
+                    else:
+                        b = buffers[m] = [None] * (m._n_out if m._n_out > nr else nr + 1)
+                        b[nr] = g
+                else:
+                    if nr >= len(b):
+                        b.extend([None] * (nr + 1 - len(b)))
+                    b[nr] = g if b[nr] is None else b[nr] + g
+            c = deps[m] - 1
+            deps[m] = c
+            if c == 0:
+                push(ready, (-m._seq, m))
+    return captured
+
+
+def _materialize(n: G.Node, buf: list[Any]) -> None:
+    """Multi-output nodes get zeros for outputs nobody used (PyTorch materializes them too)."""
+    T = _T()
+    for nr in range(len(buf)):
+        if buf[nr] is None:
+            shape, dtype = n._out_meta(nr)
+            if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
+                buf[nr] = T.zeros(list(shape), dtype=dtype)
+
+
+# ---- public entry points ------------------------------------------------------------------------
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _root_grads(outputs: list[Tensor], grads: list[Any], is_grads_batched: bool = False) -> list[Any]:
+    T = _T()
+    if len(grads) == 0:
+        grads = [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs" if not grads else
+                           f"Mismatch in number of grad_outputs: got {len(grads)} but expected {len(outputs)}")
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o._requires_grad:
+                if o.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not (o.dtype.is_floating_point or o.dtype.is_complex):
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
+                g = T.ones_like(o)
+            out.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            g = T.tensor(g, dtype=o.dtype, device=o.device)
+        if tuple(g.shape) != tuple(o.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape of {o.shape}.")
+        if g.dtype.is_floating_point != o.dtype.is_floating_point and not g.dtype.is_complex:
+            raise RuntimeError(
+                f"For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: "
+                f"grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a dtype of {o.dtype}.")
+        out.append(g)
+    return out
+
+
+def _output_edges(outputs: list[Tensor]) -> list[tuple[G.Node, int]]:
+    edges = []
+    for i, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"backward/grad expects Tensors as outputs, got {type(o).__name__}")
+        if not o._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        edges.append(G.gradient_edge(o))
+    return edges
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables: Any = None, inputs: Any = None) -> None:
+    """Compute the gradients of ``tensors`` w.r.t. graph leaves and accumulate them into ``.grad``."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    outputs = _as_list(tensors)
+    if inputs is not None:
+        inputs = _as_list(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    grads = _root_grads(outputs, _as_list(grad_tensors))
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = _output_edges(outputs)
+    if not create_graph:
+        grads = [g.detach() if isinstance(g, Tensor) and g._requires_grad else g for g in grads]
+    if inputs is None:
+        run_backward(edges, grads, retain_graph, create_graph)
+        return
+    for t in inputs:
+        if not isinstance(t, Tensor) or not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    capture = [G.gradient_edge(t) for t in inputs]
+    got = run_backward(edges, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    for t, g in zip(inputs, got):
+        if g is None:
+            continue
+        if t._grad_fn is None:
+            _accumulate(t, g, create_graph)
+        else:
+            t._grad = g.detach().clone() if t._grad is None else t._grad + g
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
+    """The gradients of ``outputs`` w.r.t. ``inputs`` (nothing is accumulated into ``.grad``)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _batched_grad(outs, ins, _as_list(grad_outputs), retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = _root_grads(outs, _as_list(grad_outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = _output_edges(outs)
+    capture = [G.gradient_edge(t) for t in ins]
+    got = run_backward(edges, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(ins, got)):
+        if g is None:
+            if materialize_grads:
+                g = _T().zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True "
+                    "if this is the desired behavior.")
+        elif not create_graph and g._requires_grad:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outs: list[Tensor], ins: list[Tensor], grad_outputs: list[Tensor], retain_graph: Any,
+                  create_graph: bool, allow_unused: bool, materialize: bool) -> tuple[Any, ...]:
+    T = _T()
+    n = grad_outputs[0].shape[0]
+    per: list[list[Any]] = [[] for _ in ins]
+    for b in range(n):
+        res = grad(outs, ins, [g[b] for g in grad_outputs], retain_graph=True, create_graph=create_graph,
+                   allow_unused=allow_unused, materialize_grads=materialize)
+        for k, r in enumerate(res):
+            per[k].append(r)
+    return tuple(None if any(r is None for r in rs) else T.stack(rs) for rs in per)
+
+
+_ = math

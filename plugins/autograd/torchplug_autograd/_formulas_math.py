@@ -1,0 +1,319 @@
+"""Derivative formulas of the pointwise-math and reduction sections (special functions, scans, sorting, order
+statistics), written like ``_formulas.py``: one ``@rule`` function per op, in ordinary torchplug ops."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torchplug as T
+
+from ._formulas import _evenly, _is_tensor, _unsqueeze_dims, _zeros
+from ._rules import nondifferentiable, rule
+
+__all__: list[str] = []
+
+_PI = math.pi
+_LN2 = math.log(2.0)
+
+
+def _trigamma(x: Any) -> Any:
+    """polygamma(1, x): recurrence up to x + 6, then the asymptotic series; reflection below 1/2."""
+    neg = x < 0.5
+    z = T.where(neg, 1 - x, x)
+    acc = 0
+    for k in range(6):
+        acc = acc + (z + k).pow(-2)
+    w = (z + 6).reciprocal()
+    w2 = w * w
+    series = w + w2 / 2 + w * w2 * (1 / 6 - w2 * (1 / 30 - w2 * (1 / 42 - w2 * (1 / 30 - w2 * (5 / 66)))))
+    r = acc + series
+    return T.where(neg, (_PI / (x * _PI).sin()).pow(2) - r, r)
+
+
+# ---- pointwise, unary --------------------------------------------------------------------------------
+@rule("erf", saves="self")
+def erf(n, g, self):
+    return (g * (2 / math.sqrt(_PI)) * (-self * self).exp(),)
+
+
+@rule("erfc", saves="self")
+def erfc(n, g, self):
+    return (g * (-2 / math.sqrt(_PI)) * (-self * self).exp(),)
+
+
+@rule("erfinv", saves="result")
+def erfinv(n, g, result):
+    return (g * (0.5 * math.sqrt(_PI)) * (result * result).exp(),)
+
+
+@rule("lgamma", saves="self")
+def lgamma(n, g, self):
+    return (g * self.digamma(),)
+
+
+@rule("digamma", saves="self")
+def digamma(n, g, self):
+    return (g * _trigamma(self),)
+
+
+@rule("deg2rad")
+def deg2rad(n, g):
+    return (g * (_PI / 180),)
+
+
+@rule("rad2deg")
+def rad2deg(n, g):
+    return (g * (180 / _PI),)
+
+
+@rule("sinc", saves="self")
+def sinc(n, g, self):
+    xpi = self * _PI
+    sq = self * xpi
+    out = g * (xpi * xpi.cos() - xpi.sin()) / sq
+    return (T.where(sq == 0, 0.0, out),)
+
+
+@rule("sgn")
+def sgn(n, g):
+    return (_zeros(g),)
+
+
+@rule("logit", saves="self, eps")
+def logit(n, g, self, eps):
+    out = g / (self * (1 - self))
+    if eps is None:
+        return (T.where((self < 0).logical_or(self > 1), math.nan, out),)
+    return (T.where((self < eps).logical_or(self > 1 - eps), 0.0, out),)
+
+
+@rule("nan_to_num", saves="self")
+def nan_to_num(n, g, self):
+    return (g * self.isfinite(),)
+
+
+# ---- pointwise, binary ---------------------------------------------------------------------------
+@rule("hypot", saves="self, other, result")
+def hypot(n, g, self, other, result):
+    return n[0] and g * self / result, n[1] and g * other / result
+
+
+@rule("logaddexp", saves="self, other")
+def logaddexp(n, g, self, other):
+    return n[0] and g / (1 + (other - self).exp()), n[1] and g / (1 + (self - other).exp())
+
+
+@rule("logaddexp2", saves="self, other")
+def logaddexp2(n, g, self, other):
+    return n[0] and g / (1 + ((other - self) * _LN2).exp()), n[1] and g / (1 + ((self - other) * _LN2).exp())
+
+
+@rule("xlogy.Tensor", saves="self, other")
+def xlogy(n, g, self, other):
+    gs = n[0] and g * T.xlogy((self != 0).to(g.dtype), other)
+    go = n[1] and g * self / other
+    return gs, go
+
+
+@rule("copysign.Tensor", saves="self, result")
+def copysign(n, g, self, result):
+    gs = n[0] and g * (result / self).masked_fill(self == 0, 0)
+    return gs, n[1] and _zeros(g)
+
+
+@rule("clamp_min", saves="self, min")
+def clamp_min(n, g, self, min):
+    return n[0] and T.where(self >= min, g, 0.0), n[1] and T.where(self < min, g, 0.0)
+
+
+@rule("clamp_max", saves="self, max")
+def clamp_max(n, g, self, max):
+    return n[0] and T.where(self <= max, g, 0.0), n[1] and T.where(self > max, g, 0.0)
+
+
+# ---- reductions --------------------------------------------------------------------------------------
+@rule("logsumexp", saves="self, dim, keepdim, result")
+def logsumexp(n, g, self, dim, keepdim, result):
+    nd = self.dim()
+    gk = _unsqueeze_dims(g, nd, dim, keepdim)
+    rk = _unsqueeze_dims(result, nd, dim, keepdim)
+    return (gk * (self - rk).exp(),)
+
+
+@rule("nansum", saves="self, dim, keepdim")
+def nansum(n, g, self, dim, keepdim):
+    gk = _unsqueeze_dims(g, self.dim(), dim, keepdim)
+    return (gk * self.isnan().logical_not(),)
+
+
+@rule("linalg_vector_norm", saves="self, ord, dim, keepdim, result")
+def vector_norm(n, g, self, ord, dim, keepdim, result):
+    p = float(ord)
+    nd = self.dim()
+    g = _unsqueeze_dims(g, nd, dim, keepdim)
+    norm = _unsqueeze_dims(result, nd, dim, keepdim)
+    if p == 0.0:
+        return (None,)
+    if p == 1.0:
+        return (self.sgn() * g,)
+    if p == 2.0:
+        return (g * (self / norm).masked_fill(norm == 0, 0),)
+    if math.isinf(p):
+        a = self.abs()
+        mask = (a == norm).logical_or(a.isnan())
+        dims = list(range(nd)) if dim is None or len(dim) == 0 else list(dim)
+        count = mask.sum(dims, keepdim=True) if nd else mask.to(g.dtype)
+        return (self.sgn() * ((g / count) * mask),)
+    if p < 1.0:
+        scaled = self.sgn() * self.abs().pow(p - 1).masked_fill(self == 0, 0)
+        return (scaled * g * norm.pow(1 - p),)
+    if p < 2.0:
+        scaled = self.sgn() * self.abs().pow(p - 1)
+    else:
+        scaled = self * self.abs().pow(p - 2)
+    return (scaled * (g / norm.pow(p - 1)).masked_fill(norm == 0, 0),)
+
+
+# ---- scans -------------------------------------------------------------------------------------------
+def _rev_cumsum(x: Any, dim: int) -> Any:
+    return x.flip([dim]).cumsum(dim).flip([dim])
+
+
+@rule("cumsum", saves="self.dim, dim")
+def cumsum(n, g, ndim, dim):
+    if ndim == 0:
+        return (g,)
+    return (_rev_cumsum(g, dim),)
+
+
+@rule("cumprod", saves="self, dim, result")
+def cumprod(n, g, self, dim, result):
+    if self.dim() == 0 or self.numel() <= 1:
+        return (g,)
+    d = dim % self.dim()
+    x = self.to(result.dtype)
+    zero = x == 0
+    if not bool(zero.any()):
+        return (_rev_cumsum(g * result, d) / x,)
+    # zeros: before the first zero of a slice the plain formula holds; at the first zero the gradient is
+    # sum_{k >= z} g_k prod_{j < k, j != z} x_j (an exclusive cumprod with x_z set to 1); after it, zero.
+    nz = zero.cumsum(d)
+    before = nz == 0
+    first = zero.logical_and(nz == 1)
+    safe = T.where(before, x, 1.0)
+    part1 = T.where(before, _rev_cumsum(g * result, d) / safe, 0.0)
+    ones = T.where(first, 1.0, x)
+    size = x.shape[d]
+    excl = T.cat([T.ones_like(ones.narrow(d, 0, 1)), ones.cumprod(d).narrow(d, 0, size - 1)], d)
+    part2 = T.where(first, _rev_cumsum(g * excl, d), 0.0)
+    return (part1 + part2,)
+
+
+@rule("cummax", "cummin", saves="self.shape, dim, result1", outputs=(0,))
+def cummax(n, g, shape, dim, indices):
+    gv = g[0]
+    if len(shape) == 0:
+        return (gv,)
+    return (T.zeros(list(shape), dtype=gv.dtype, device=gv.device).scatter_add(dim, indices, gv),)
+
+
+# ---- sorting and selection --------------------------------------------------------------------------
+def _value_selecting(g: Any, shape: Any, dim: int, indices: Any, keepdim: bool) -> Any:
+    """Scatter the gradient of values chosen along ``dim`` back to the positions ``indices`` name."""
+    if len(shape) == 0:
+        return g
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return T.zeros(list(shape), dtype=g.dtype, device=g.device).scatter(dim, indices, g)
+
+
+@rule("sort", saves="self.shape, dim, result1", outputs=(0,))
+def sort(n, g, shape, dim, indices):
+    return (_value_selecting(g[0], shape, dim, indices, True),)
+
+
+@rule("topk", saves="self.shape, dim, result1", outputs=(0,))
+def topk(n, g, shape, dim, indices):
+    return (_value_selecting(g[0], shape, dim, indices, True),)
+
+
+@rule("kthvalue", "median.dim", "nanmedian.dim", "mode", saves="self.shape, dim, keepdim, result1", outputs=(0,))
+def kthvalue(n, g, shape, dim, keepdim, indices):
+    return (_value_selecting(g[0], shape, dim, indices, keepdim),)
+
+
+@rule("median", "nanmedian", saves="self, result")
+def median(n, g, self, result):
+    if bool(result.isnan()):
+        mask = self.isnan()
+        return (mask * (g / mask.sum()),)
+    return (_evenly(g, self, result),)
+
+
+@rule("quantile", saves="self, q, dim, keepdim, interpolation")
+def quantile(n, g, self, q, dim, keepdim, interpolation):
+    return _quantile_backward(n, g, self, q, dim, interpolation, nan=False)
+
+
+@rule("nanquantile", saves="self, q, dim, keepdim, interpolation")
+def nanquantile(n, g, self, q, dim, keepdim, interpolation):
+    return _quantile_backward(n, g, self, q, dim, interpolation, nan=True)
+
+
+def _quantile_backward(n: Any, g: Any, self: Any, q: Any, dim: Any, interpolation: str, nan: bool) -> Any:
+    """PyTorch's quantile algorithm (sort, ranks, gather, lerp) run backwards."""
+    if dim is None:
+        x = self.reshape(-1)
+    else:
+        x = self.movedim(dim, -1) if self.dim() else self.reshape(1)
+    sorted_, perm = x.sort(-1)
+    size = x.shape[-1]
+    qv = q.reshape(-1).to(x.dtype)
+    batch = tuple(x.shape[:-1])
+    qb = qv.reshape((1,) * len(batch) + (-1,))
+    if nan:
+        count = sorted_.isnan().logical_not().sum(-1, keepdim=True)
+        ranks = qb * (count - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+        dranks = T.where(count - 1 < 0, 0.0, (count - 1).to(x.dtype)) + qb * 0
+    else:
+        has_nan = sorted_.isnan().any(-1, keepdim=True)
+        ranks = (qb * (size - 1)).masked_fill(has_nan, size - 1)
+        dranks = T.where(has_nan, 0.0, float(size - 1)) + qb * 0
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.to(T.int64)
+    # the output's layout: q's dim first (if q is a vector), then the reduced shape
+    gq = g.unsqueeze(-1) if q.dim() == 0 else g.movedim(0, -1)
+    gq = gq.reshape(batch + (qv.numel(),))
+    gsorted = T.zeros(list(sorted_.shape), dtype=g.dtype, device=g.device)
+    gqv = None
+    if interpolation in ("linear", "midpoint"):
+        w = ranks - below if interpolation == "linear" else T.full_like(ranks, 0.5)
+        above = ranks.ceil().to(T.int64)
+        gsorted = gsorted.scatter_add(-1, below, gq * (1 - w)).scatter_add(-1, above, gq * w)
+        if interpolation == "linear" and n[1]:
+            diff = sorted_.gather(-1, above) - sorted_.gather(-1, below)
+            gqv = (gq * diff * dranks).reshape(-1, qv.numel()).sum(0).reshape(q.shape)
+    else:
+        gsorted = gsorted.scatter_add(-1, below, gq)
+    gx = None
+    if n[0]:
+        gx = T.zeros(list(x.shape), dtype=g.dtype, device=g.device).scatter(-1, perm, gsorted)
+        if dim is None or self.dim() == 0:
+            gx = gx.reshape(list(self.shape))
+        else:
+            gx = gx.movedim(-1, dim)
+    return gx, gqv
+
+
+# ---- not differentiable -------------------------------------------------------------------------------
+nondifferentiable(
+    "signbit", "isposinf", "isneginf", "histc", "_unique2", "unique_dim", "unique_consecutive",
+)

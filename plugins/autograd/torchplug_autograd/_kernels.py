@@ -1,0 +1,479 @@
+"""Autograd kernels: one per op, compiled from its schema and derivative rule.
+
+The kernel of a differentiable op runs the op below autograd (the autograd keys excluded from
+the TLS mask, PyTorch's AutoDispatchBelowAutograd), then, if an input requires grad, records a
+node holding the rule's saved values and sets the outputs' history.  Kernels are generated
+Python source (like the core's entry points) so the hot path has no loops or dict lookups.
+"""
+
+from __future__ import annotations
+
+import keyword
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from torchplug import _dtype as D
+from torchplug._dispatch import keys as K
+from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
+from torchplug._dispatch.tls import tls
+from torchplug._tensor import Tensor
+
+from . import _graph as G
+from ._rules import NON_DIFF_ARG_NAMES, Rule
+from ._state import GLOBAL, STATE
+
+__all__ = ["functional_kernel", "inplace_kernel", "out_kernel", "not_implemented_kernel", "decompose_kernel",
+           "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES"]
+
+DIFF_DTYPES = frozenset(d for d in D.ALL_DTYPES if d.is_floating_point or d.is_complex)
+_NOAG = ~K.AUTOGRAD_BAND
+_BELOW = K.AFTER_AUTOGRAD
+_BB = K.BACKEND_BAND
+_SH = K._AUTOGRAD_BASE
+
+
+def _pyname(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def redispatcher(entry: OperatorEntry) -> Callable[..., Any]:
+    """Call ``entry`` at an explicit key set (the cache, then a lookup on a miss)."""
+    cache_get = entry.cache.get
+
+    def call(ks: int, *args: Any) -> Any:
+        kernel = cache_get(ks)
+        if kernel is None:
+            kernel = DISPATCHER.lookup(entry, ks)
+        return kernel(*args)
+
+    return call
+
+
+def diff_arg_indices(entry: OperatorEntry, rule: Rule | None) -> list[int]:
+    """Schema positions of the differentiable tensor inputs, in order."""
+    out = []
+    for i, a in enumerate(entry.schema.arguments):
+        if a.type.base != "Tensor" or a.is_write and not entry.schema.name.endswith("_"):
+            continue
+        if rule is not None and rule.inputs is not None:
+            if a.name in rule.inputs:
+                out.append(i)
+        elif a.name not in NON_DIFF_ARG_NAMES and not (a.type.is_list and a.type.optional):
+            out.append(i)
+    return out
+
+
+def edge(t: Any) -> Any:
+    """The gradient edge of an input, or None if it does not require grad (numbers, None included)."""
+    try:
+        if not t._requires_grad:
+            return None
+    except AttributeError:
+        return None
+    return G.gradient_edge(t)
+
+
+def _ver(x: Any) -> Any:
+    st = getattr(x, "_storage", None)
+    return None if st is None else st.version
+
+
+def _geometry(t: Tensor) -> tuple[Any, ...]:
+    return (tuple(t._data.shape), tuple(t.stride()), t.storage_offset())
+
+
+def _record_anomaly(node: G.Node) -> None:
+    import traceback
+
+    node._extras()["trace"] = "".join(traceback.format_stack()[:-3])
+
+
+def _pack(node: G.Node) -> None:
+    """Apply the innermost saved_tensors_hooks to every saved tensor (no version checks then)."""
+    pack, unpack = STATE.saved_hooks[-1]
+    out = []
+    for v in node._saved:
+        if isinstance(v, Tensor):
+            out.append((pack(v), unpack))
+        else:
+            out.append((v, None))
+    node._saved = tuple(out)
+    node._versions = None
+
+
+_GLOBALS = {
+    "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
+    "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
+    "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
+    "_next_seq": G.SEQ.__next__,
+}
+
+
+def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_override: str | None = None) -> tuple[list[str], list[str], list[int]]:
+    """Python expressions for each saved item and its version (``None`` when not a tensor)."""
+    args = {a.name: (i, a) for i, a in enumerate(entry.schema.arguments)}
+    values, versions, result_slots = [], [], []
+    for slot, spec in enumerate(rule.saves):
+        base, _, attr = spec.partition(".")
+        if base.startswith("result"):
+            k = base[len("result"):]
+            src = "result" if not k else f"result[{int(k)}]"
+            if attr:
+                values.append(_attr_expr(src, attr))
+                versions.append("None")
+            else:
+                values.append(f"_alias({src})")
+                versions.append(f"{src}._storage.version")
+                result_slots.append(slot)
+            continue
+        if base not in args:
+            raise ValueError(f"rule for {entry.name} saves {spec!r}, which is not an argument of {entry.schema}")
+        i, a = args[base]
+        local = names[i]
+        if self_override is not None and i == 0:
+            local = self_override
+        if attr:
+            values.append(_attr_expr(local, attr))
+            versions.append("None")
+        elif a.type.base == "Tensor" and not a.type.is_list:
+            values.append(local)
+            plain = not a.type.optional and not entry.wrapped_numbers
+            versions.append(f"{local}._storage.version" if plain else f"_ver({local})")
+        else:
+            values.append(local)
+            versions.append("None")
+    return values, versions, result_slots
+
+
+def _attr_expr(local: str, attr: str) -> str:
+    if attr == "shape":
+        return f"{local}._data.shape"
+    if attr == "dtype":
+        return f"{local}._dtype"
+    if attr == "device":
+        return f"{local}._device"
+    if attr == "shapes":
+        return f"tuple(t._data.shape for t in {local})"
+    if attr == "geometry":
+        return f"_geometry({local})"
+    if attr == "dim":
+        return f"len({local}._data.shape)"
+    raise ValueError(f"unknown saved attribute {attr!r}")
+
+
+def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out: int) -> type[G.Node]:
+    fn = rule.fn
+    return type(rule.name, (G.Node,), {
+        "__slots__": (), "_name": rule.name, "_fn": staticmethod(fn), "_saves": rule.saves,
+        "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
+    })
+
+
+def _outputs(entry: OperatorEntry, rule: Rule | None) -> tuple[int, list[int]]:
+    rets = entry.schema.returns
+    n_out = len(rets)
+    if n_out == 1 and rets[0].type.is_list:
+        return -1, [0]
+    diff = list(rule.outputs) if rule is not None and rule.outputs is not None else list(range(n_out))
+    return n_out, diff
+
+
+def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
+    """The autograd kernel of a functional op with a derivative rule (generated source)."""
+    schema = entry.schema
+    names = [_pyname(a.name) for a in schema.arguments]
+    diff = diff_arg_indices(entry, rule)
+    n_out, diff_outs = _outputs(entry, rule)
+    if n_out == -1:
+        raise ValueError(f"{entry.name}: list-returning ops are differentiated by decomposition")
+    values, versions, result_slots = _save_exprs(entry, rule, names)
+    cls = node_class(rule, entry, result_slots, n_out)
+    ns = dict(_GLOBALS)
+    ns["_get"] = entry.cache.get
+    ns["_miss"] = lambda ks, _e=entry: DISPATCHER.lookup(_e, ks)
+    ns["_Node"] = cls
+    params = ", ".join(names)
+    body = [
+        "old = _tls.mask",
+        "_tls.mask = old & _NOAG",
+        "try:",
+        "    ks &= _BELOW",
+        "    k = _get(ks)",
+        "    if k is None:",
+        "        k = _miss(ks)",
+        f"    result = k({params})",
+        "finally:",
+        "    _tls.mask = old",
+    ]
+    edge_names = []
+    for j, i in enumerate(diff):
+        a = schema.arguments[i]
+        x = names[i]
+        e = f"e{j}"
+        if a.type.is_list:
+            body.append(f"{e} = tuple(_edge_any(t) for t in {x})")
+            edge_names.append(f"*{e}")
+            continue
+        body += [
+            "try:",
+            f"    if {x}._requires_grad:",
+            f"        f = {x}._grad_fn",
+            "        if f is None:",  # a leaf: its accumulator, weakly cached in _autograd_meta
+            f"            r = {x}._autograd_meta",
+            "            a = r() if r is not None else None",
+            f"            {e} = (a, 0) if a is not None else _edge({x})",
+            f"        elif {x}._base is None:",
+            f"            {e} = (f, {x}._autograd_meta)",
+            "        else:",
+            f"            {e} = _edge({x})",
+            "    else:",
+            f"        {e} = None",
+            "except AttributeError:",
+            f"    {e} = None",
+        ]
+        edge_names.append(e)
+    checks = [f"{e[1:]} == (None,) * len({e[1:]})" if e.startswith("*") else f"{e} is None" for e in edge_names]
+    body.append(f"if {' and '.join(checks) or 'True'}:\n    return result")
+    outs = ["result"] if n_out == 1 else [f"result[{k}]" for k in range(n_out)]
+    first = outs[diff_outs[0]] if diff_outs else "result"
+    body.append(f"if {first}._dtype not in _DIFF:\n    return result")
+    # Slots are filled directly (no __init__ call): this runs once per recorded op.
+    body += [
+        "node = _new(_Node)",
+        f"node._next = ({', '.join(edge_names)},)",
+        f"node._saved = ({', '.join(values)},)" if values else "node._saved = ()",
+        f"node._versions = ({', '.join(versions)},)" if any(v != "None" for v in versions) else "node._versions = ()",
+        f"node._shape = {outs[0]}._data.shape",
+        f"node._dtype = {outs[0]}._dtype",
+        "node._seq = _next_seq()",
+        "node._hooks = None",
+    ]
+    if n_out > 1:
+        meta = ", ".join(f"{k}: ({outs[k]}._data.shape, {outs[k]}._dtype)" for k in range(1, n_out))
+        body.append(f"node._extra = {{'out_meta': {{{meta}}}}}")
+    else:
+        body.append("node._extra = None")
+    body.append("if _G.anomaly:\n    _anomaly(node)")
+    if values:
+        body.append("if _S.saved_hooks:\n    _pack(node)")
+    for k in diff_outs:
+        o = outs[k]
+        body += [
+            f"{o}._grad_fn = node",
+            f"{o}._autograd_meta = {k}",
+            f"{o}._requires_grad = True",
+            f"{o}._keyset |= ({o}._keyset & _BB) << _SH",
+        ]
+    rets = schema.returns
+    if n_out == 1 and rets[0].alias is not None and not rets[0].alias.is_write:
+        # A differentiable view: remember the version its history belongs to (see _views.refresh_view).
+        body.append("if result._base is not None:\n    result.__dict__['_vv'] = result._storage.version")
+    body.append("return result")
+    src = f"def kernel(ks, {params}):\n" + "\n".join("    " + line for chunk in body for line in chunk.split("\n"))
+    code = compile(src, f"<autograd kernel {entry.name}>", "exec")
+    exec(code, ns)
+    kernel = ns["kernel"]
+    kernel.__qualname__ = f"autograd[{entry.name}]"
+    kernel.__torchplug_source__ = src
+    kernel.node_class = cls
+    return kernel
+
+
+def _saver(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
+    """``saver(orig_self, result, *args) -> (saved, versions)`` for the generic (in-place) kernels."""
+    names = [_pyname(a.name) for a in entry.schema.arguments]
+    values, versions, result_slots = _save_exprs(entry, rule, names, self_override="orig_self")
+    src = (f"def saver(orig_self, result, {', '.join(names)}):\n"
+           f"    return ({''.join(v + ', ' for v in values)}), ({''.join(v + ', ' for v in versions)})")
+    ns = dict(_GLOBALS)
+    exec(compile(src, f"<autograd saver {entry.name}>", "exec"), ns)
+    saver = ns["saver"]
+    saver.result_slots = result_slots
+    return saver
+
+
+def _leaf_inplace_error() -> RuntimeError:
+    return RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's checks before writing in place to a tensor that takes part in autograd."""
+    if t._requires_grad and t._grad_fn is None and t._base is None:
+        raise _leaf_inplace_error()
+    base = t._base
+    if base is not None and base._requires_grad and base._grad_fn is None and t._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry | None) -> Callable[..., Any]:
+    """Autograd for ``op_(self, ...)``: the functional op's formula, with self's history rebased."""
+    from ._views import rebase_history
+
+    source = functional if functional is not None else entry
+    diff = diff_arg_indices(source, rule)
+    saver = _saver(source, rule)
+    n_out, _ = _outputs(source, rule)
+    cls = node_class(rule, entry, saver.result_slots, 1)
+    needs_orig = any(s == "self" for s in rule.saves)
+    call = redispatcher(entry)
+    clone = DISPATCHER.entry("aten::clone").call
+    name = entry.name
+
+    def kernel(ks: int, *args: Any) -> Any:
+        self = args[0]
+        check_inplace(self)
+        edges = []
+        for i in diff:
+            a = args[i]
+            if isinstance(a, (list, tuple)):
+                edges.extend(edge(t) for t in a)
+            else:
+                edges.append(edge(a))
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            if all(e is None for e in edges):
+                return call(ks & _BELOW, *args)
+            orig = clone(self) if needs_orig else self
+            result = call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+        if self._dtype not in DIFF_DTYPES:
+            return result
+        node = cls()
+        node._next = tuple(edges)
+        node._saved, versions = saver(orig, self, *args)
+        if any(v is not None for v in versions):
+            node._versions = versions
+        node._shape = self._data.shape
+        node._dtype = self._dtype
+        if GLOBAL.anomaly:
+            _record_anomaly(node)
+        if node._saved and STATE.saved_hooks:
+            _pack(node)
+        rebase_history(self, node)
+        return result
+
+    kernel.__qualname__ = f"autograd_inplace[{name}]"
+    kernel.node_class = cls
+    return kernel
+
+
+def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
+    """``op.out(...)``: PyTorch refuses to differentiate through ``out=``."""
+    call = redispatcher(entry)
+    written = set(entry.schema.mutated_argument_indices)
+    inputs = [i for i, a in enumerate(entry.schema.arguments) if a.type.base == "Tensor" and i not in written]
+    fname = entry.schema.name
+
+    def kernel(ks: int, *args: Any) -> Any:
+        for i in inputs:
+            a = args[i]
+            items = a if isinstance(a, (list, tuple)) else (a,)
+            if any(getattr(t, "_requires_grad", False) for t in items):
+                raise RuntimeError(
+                    f"{fname}(): functions with out=... arguments don't support automatic differentiation, but one of "
+                    "the arguments requires grad."
+                )
+        for i in written:
+            t = args[i]
+            if t is not None and not isinstance(t, (list, tuple)):
+                check_inplace(t)
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            return call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+
+    kernel.__qualname__ = f"autograd_out[{entry.name}]"
+    return kernel
+
+
+def nondiff_kernel(entry: OperatorEntry, detach: bool = False) -> Callable[..., Any]:
+    """Run below autograd; outputs never require grad (``detach`` also drops the view link)."""
+    call = redispatcher(entry)
+
+    def kernel(ks: int, *args: Any) -> Any:
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            result = call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+        if detach:
+            result._base = None
+        return result
+
+    kernel.__qualname__ = f"autograd_nondiff[{entry.name}]"
+    return kernel
+
+
+class NotImplementedNode(G.Node):
+    __slots__ = ()
+    _name = "NotImplemented"
+
+    def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
+        raise NotImplementedError(
+            f"the derivative for '{self._extra['op']}' is not implemented. Add a rule for it in "  # type: ignore[index]
+            "torchplug_autograd/_formulas.py (one @rule function)."
+        )
+
+
+def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
+    """Ops without a rule: outputs get a node that fails loudly at backward, naming the op."""
+    call = redispatcher(entry)
+    inputs = [i for i, a in enumerate(entry.schema.arguments) if a.type.base == "Tensor"]
+    name = entry.name
+    short = name.split("::")[-1].split(".")[0]
+    mutated = entry.schema.mutated_argument_indices
+
+    def kernel(ks: int, *args: Any) -> Any:
+        edges = []
+        for i in inputs:
+            a = args[i]
+            if isinstance(a, (list, tuple)):
+                edges.extend(edge(t) for t in a)
+            else:
+                edges.append(edge(a))
+        for i in mutated:
+            t = args[i]
+            if isinstance(t, Tensor):
+                check_inplace(t)
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            result = call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+        if all(e is None for e in edges):
+            return result
+        outs = result if isinstance(result, (list, tuple)) else (result,)
+        diff_outs = [(k, o) for k, o in enumerate(outs) if isinstance(o, Tensor) and o._dtype in DIFF_DTYPES]
+        if not diff_outs:
+            return result
+        node = NotImplementedNode()
+        node._next = tuple(edges)
+        node._extra = {"op": short, "out_meta": {k: (o._data.shape, o._dtype) for k, o in enumerate(outs)
+                                                    if isinstance(o, Tensor)}}
+        node._shape, node._dtype = node._extra["out_meta"].get(0, ((), None))
+        for k, o in diff_outs:
+            G.set_history(o, node, k)
+        return result
+
+    kernel.__qualname__ = f"autograd_not_implemented[{name}]"
+    return kernel
+
+
+def decompose_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A CompositeImplicitAutograd op whose backend has its own kernel: differentiate the decomposition."""
+
+    def kernel(ks: int, *args: Any) -> Any:
+        return fn(*args)
+
+    kernel.__qualname__ = f"autograd_decompose[{getattr(fn, '__qualname__', fn)}]"
+    return kernel
+
+
+_ = weakref  # (kept for type checkers of grad accumulators)

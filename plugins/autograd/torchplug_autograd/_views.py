@@ -1,0 +1,146 @@
+"""Views and in-place ops (PyTorch's ADInplaceOrView/CopySlices): rebasing the history of a base.
+
+Writing in place to a view of ``base`` makes ``base``'s history a ``CopySlices`` node: the
+gradient for ``base`` is the incoming gradient with the view's region replaced by what the
+in-place op's formula returns for its old value.  Every view of ``base`` whose recorded version
+is stale then regenerates its ``grad_fn`` as a strided view of ``base``'s new history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torchplug._tensor import Tensor
+
+from . import _graph as G
+
+__all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices"]
+
+
+def _T() -> Any:
+    import torchplug
+
+    return torchplug
+
+
+def storage_indices(size: Any, stride: Any, offset: int, like: Tensor) -> Tensor:
+    """An int64 tensor of ``size`` holding each element's position in the storage."""
+    idx = np.full(tuple(size), offset, dtype=np.int64)
+    for d, (s, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = s
+        idx = idx + (np.arange(s, dtype=np.int64) * st).reshape(shape)
+    return _T().tensor(idx, device=like.device)
+
+
+def _extent(size: Any, stride: Any, offset: int) -> int:
+    if any(s == 0 for s in size):
+        return offset
+    return offset + sum((s - 1) * st for s, st in zip(size, stride)) + 1
+
+
+def as_strided_backward(g: Tensor, in_geom: Any, out_geom: Any) -> Tensor:
+    """Gradient of ``as_strided`` for any geometry: scatter-add into storage, gather the input's elements."""
+    T = _T()
+    in_size, in_stride, in_off = in_geom
+    out_size, out_stride, out_off = out_geom
+    extent = max(_extent(in_size, in_stride, in_off), _extent(out_size, out_stride, out_off), 1)
+    flat = T.zeros(extent, dtype=g.dtype, device=g.device)
+    if g.numel():
+        idx_out = storage_indices(out_size, out_stride, out_off, g).reshape(-1)
+        flat = flat.index_put((idx_out,), g.reshape(-1), accumulate=True)
+    return flat[storage_indices(in_size, in_stride, in_off, g)]
+
+
+class AsStridedView(G.Node):
+    """The history of a view whose base was modified in place: a strided view of the base's history."""
+
+    __slots__ = ("base_geom", "view_geom")
+    _name = "AsStridedBackward0"
+
+    def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
+        return (as_strided_backward(grads[0], self.base_geom, self.view_geom),)
+
+
+class CopySlices(G.Node):
+    """The history of a base after an in-place op on one of its views."""
+
+    __slots__ = ("fn", "base_geom", "view_geom")
+    _name = "CopySlices"
+
+    def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
+        T = _T()
+        g = grads[0]
+        size, stride, off = self.base_geom
+        result = T.empty_strided(list(size), list(stride), dtype=self._dtype, device=g.device)
+        result.copy_(g)
+        vsize, vstride, voff = self.view_geom
+        grad_slice = result.as_strided(list(vsize), list(vstride), voff - off)
+        fn = self.fn
+        res = list(fn._apply([grad_slice.clone()], (True,) + tuple(needs[1:]), create_graph))
+        first = res[0]
+        if first is None or first is False:
+            grad_slice.zero_()
+        else:
+            if tuple(first.shape) != tuple(vsize):
+                first = first.expand(list(vsize))
+            grad_slice.copy_(first)
+        return [result] + res[1:]
+
+    def _release(self) -> None:
+        self.fn._release()
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return tuple(e if e is not None else (None, 0) for e in self._next)
+
+
+def _geometry(t: Tensor) -> tuple[Any, ...]:
+    return (tuple(t._data.shape), tuple(t.stride()), t.storage_offset())
+
+
+def _view_node(view: Tensor, base: Tensor) -> AsStridedView:
+    node = AsStridedView()
+    node._next = (G.gradient_edge(base),)
+    node.base_geom = _geometry(base)
+    node.view_geom = _geometry(view)
+    node._shape = view._data.shape
+    node._dtype = view._dtype
+    return node
+
+
+def rebase_history(t: Tensor, node: G.Node) -> None:
+    """After an in-place op recorded as ``node``, make it ``t``'s history (through its base if a view)."""
+    base = t._base
+    if base is None:
+        G.set_history(t, node, 0)
+        return
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    cs = CopySlices()
+    base_edge = G.gradient_edge(base) if base._requires_grad else None
+    cs._next = (base_edge,) + tuple(node._next[1:])
+    cs.fn = node
+    cs.base_geom = _geometry(base)
+    cs.view_geom = _geometry(t)
+    cs._shape = base._data.shape
+    cs._dtype = base._dtype
+    G.set_history(base, cs, 0)
+    base.__dict__["_vv"] = base._storage.version
+    vnode = _view_node(t, base)
+    G.set_history(t, vnode, 0)
+    t.__dict__["_vv"] = t._storage.version
+
+
+def refresh_view(t: Tensor) -> None:
+    """Regenerate a view's grad_fn if its base's history changed since it was recorded."""
+    vv = t.__dict__.get("_vv")
+    if vv is None or vv == t._storage.version:
+        return
+    base = t._base
+    if base is None or not base._requires_grad:
+        return
+    G.set_history(t, _view_node(t, base), 0)
+    t.__dict__["_vv"] = t._storage.version

@@ -1,0 +1,171 @@
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode`` (thread-local)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+from torchplug._dispatch.tls import tls
+
+from torchplug_autograd._state import AUTOGRAD_BAND, STATE, set_grad_mode
+
+__all__ = [
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled", "set_multithreading_enabled",
+]
+
+_NOT_BAND = ~AUTOGRAD_BAND
+
+
+def is_grad_enabled() -> bool:
+    """True if gradients are recorded on this thread."""
+    return STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` on this thread."""
+    return STATE.inference
+
+
+class _DecoratorContextManager:
+    """Usable as ``with mode():``, ``@mode()`` and ``@mode`` (generators included)."""
+
+    def __call__(self, func: Any) -> Any:
+        if inspect.isclass(func):
+            raise RuntimeError(f"{type(self).__name__} cannot decorate a class")
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, func: Any) -> Any:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - forwarded into the generator
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return wrapper
+
+    def clone(self) -> Any:
+        return self.__class__()
+
+
+class _GradModeBase(_DecoratorContextManager):
+    _target = True
+
+    def __enter__(self) -> None:
+        self._prev = (STATE.grad_enabled, tls.mask & AUTOGRAD_BAND)
+        set_grad_mode(self._target)
+
+    def __exit__(self, *exc: Any) -> None:
+        flag, band = self._prev
+        STATE.grad_enabled = flag
+        tls.mask = (tls.mask & _NOT_BAND) | band
+
+
+class no_grad(_GradModeBase):
+    """Context manager / decorator that disables gradient recording on this thread."""
+
+    _target = False
+
+    def __new__(cls, orig_func: Any = None) -> Any:
+        if orig_func is not None and callable(orig_func):  # bare @no_grad
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def __init__(self, orig_func: Any = None) -> None:
+        pass
+
+
+class enable_grad(_GradModeBase):
+    """Context manager / decorator that enables gradient recording on this thread."""
+
+    _target = True
+
+    def __new__(cls, orig_func: Any = None) -> Any:
+        if orig_func is not None and callable(orig_func):
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def __init__(self, orig_func: Any = None) -> None:
+        pass
+
+
+class set_grad_enabled(_GradModeBase):
+    """Set grad mode now; as a context manager, restore the previous mode on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self._target = bool(mode)
+        self._prev = (STATE.grad_enabled, tls.mask & AUTOGRAD_BAND)
+        set_grad_mode(self._target)
+
+    def __enter__(self) -> None:
+        pass
+
+    def clone(self) -> Any:
+        return self.__class__(self._target)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad`` but also marks the region as inference (``is_inference_mode_enabled``)."""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode) and not isinstance(mode, bool):  # bare @inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev = (STATE.grad_enabled, STATE.inference, tls.mask & AUTOGRAD_BAND)
+        if self.mode:
+            STATE.inference = True
+            set_grad_mode(False)
+        else:
+            STATE.inference = False
+
+    def __exit__(self, *exc: Any) -> None:
+        flag, inference, band = self._prev
+        STATE.grad_enabled = flag
+        STATE.inference = inference
+        tls.mask = (tls.mask & _NOT_BAND) | band
+
+    def clone(self) -> Any:
+        return self.__class__(self.mode)
+
+
+def set_multithreading_enabled(mode: bool) -> Any:
+    """Accepted for compatibility: the engine runs backward on the calling thread."""
+    return _Nothing()
+
+
+class _Nothing(_DecoratorContextManager):
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        pass

@@ -1,0 +1,31 @@
+"""``torchplug.nn.functional``: the core's nn kernels where it has them, reference compositions otherwise."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import _compositions
+from ._compositions import *  # noqa: F401,F403
+from ._compositions import __all__ as _COMPOSED
+
+__all__ = list(_COMPOSED)
+
+
+def _core_impl() -> Any:
+    try:
+        return importlib.import_module("torchplug.nn_functional_impl")
+    except ImportError:
+        return None
+
+
+_impl = _core_impl()
+if _impl is not None:
+    for _name in getattr(_impl, "__all__", [n for n in dir(_impl) if not n.startswith("_")]):
+        _obj = getattr(_impl, _name, None)
+        if callable(_obj):
+            globals()[_name] = _obj
+            if _name not in __all__:
+                __all__.append(_name)
+
+_ = _compositions

@@ -1,0 +1,105 @@
+"""``nn.Parameter`` and ``nn.Buffer``: tensors that register themselves when assigned to a Module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torchplug
+from torchplug._tensor import Tensor, autograd_hooks
+
+__all__ = ["Parameter", "Buffer", "is_lazy"]
+
+
+def _share(cls: type, data: Tensor) -> Any:
+    """A new ``cls`` instance sharing ``data``'s storage and version counter (no history)."""
+    from torchplug._dispatch.keys import AUTOGRAD_BAND
+
+    t = object.__new__(cls)
+    t._data = data._data
+    t._dtype = data._dtype
+    t._device = data._device
+    t._keyset = data._keyset & ~AUTOGRAD_BAND
+    t._storage = data._storage
+    t._base = None
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._autograd_meta = None
+    return t
+
+
+def _set_requires_grad(t: Tensor, flag: bool) -> None:
+    if autograd_hooks.set_requires_grad is not None:
+        autograd_hooks.set_requires_grad(t, flag)
+    else:
+        # Without the autograd plugin the flag is still recorded (as PyTorch reports it), but no
+        # graph is ever built.
+        t._requires_grad = flag
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: assigning it to a Module attribute registers it."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+        if data is None:
+            data = torchplug.empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
+        p = _share(cls, data)
+        if requires_grad:
+            _set_requires_grad(p, True)
+        return p
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    # Without the autograd plugin the flag is still tracked on parameters (see _set_requires_grad).
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        _set_requires_grad(self, bool(flag))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Parameter:
+        _set_requires_grad(self, bool(requires_grad))
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.detach().clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:
+        if data is None:
+            data = torchplug.empty(0)
+        t = _share(Tensor, data)
+        t._is_buffer = True
+        t.persistent = persistent
+        return t
+
+
+def is_lazy(param: Any) -> bool:
+    return False

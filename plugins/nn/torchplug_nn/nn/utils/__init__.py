@@ -1,0 +1,10 @@
+"""``torchplug.nn.utils``: gradient clipping, parameter vectors, ``rnn`` padding helpers."""
+
+from __future__ import annotations
+
+from . import rnn  # noqa: F401
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
+           "vector_to_parameters", "rnn"]

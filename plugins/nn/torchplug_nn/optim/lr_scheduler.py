@@ -1,0 +1,592 @@
+"""``torchplug.optim.lr_scheduler``: PyTorch's schedulers with the same (chainable) learning-rate sequences."""
+
+from __future__ import annotations
+
+import math
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from functools import wraps
+from typing import Any
+from weakref import ref
+
+from .optimizer import Optimizer
+
+__all__ = [
+    "LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+    "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
+    "ReduceLROnPlateau",
+]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
+    "Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, "
+    "the closed form is used instead of the new chainable form, where available. Please open an issue if you are "
+    "unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+def _lrs(optimizer: Optimizer, key: str = "lr") -> list[Any]:
+    return [group[key] for group in optimizer.param_groups]
+
+
+class LRScheduler:
+    """Base class: ``step()`` after ``optimizer.step()``, ``get_last_lr()``, ``state_dict()``."""
+
+    _get_lr_called_within_step = False
+    _is_initial = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an optimizer")
+        self.base_lrs = _lrs(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        _patch_track_step_called(optimizer)
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def state_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self) -> list[Any]:
+        return self._last_lr
+
+    def get_lr(self) -> list[Any]:
+        raise NotImplementedError
+
+    def _warn_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                          UserWarning, stacklevel=3)
+
+    def step(self, epoch: int | None = None) -> None:
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                    "initialization. Please, make sure to call `optimizer.step()` before "
+                    "`lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                    "will result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning, stacklevel=2)
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = _lrs(self.optimizer)
+
+
+_LRScheduler = LRScheduler
+
+
+def _patch_track_step_called(opt: Optimizer) -> None:
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = ref(opt)
+    func = opt.step.__func__
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        o = opt_ref()
+        o._opt_called = True
+        return func.__get__(o, o.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
+
+
+def _lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+class LambdaLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None] * len(self.lr_lambdas)
+        for idx, fn in enumerate(self.lr_lambdas):
+            if not isinstance(fn, types.FunctionType):
+                state["lr_lambdas"][idx] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas
+        for idx, fn in enumerate(lr_lambdas):
+            if fn is not None:
+                self.lr_lambdas[idx].__dict__.update(fn)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(LambdaLR):
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if not self._is_initial:
+            return [g["lr"] * lmbda(self.last_epoch) for lmbda, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return _lrs(self.optimizer)
+
+
+class StepLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _lrs(self.optimizer)
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, milestones: Any, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self.last_epoch not in self.milestones:
+            return _lrs(self.optimizer)
+        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)) for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        return [g["lr"] * (1.0 + (self.end_factor - self.start_factor) / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * (self.end_factor - self.start_factor)))
+            for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                           * min(self.total_iters, self.last_epoch) / self.total_iters) for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        decay = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [g["lr"] * decay for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        if self._step_count == 1 and self.last_epoch > 0:
+            return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                    for base_lr in self.base_lrs]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [g["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base_lr, g in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)) * (g["lr"] - self.eta_min) + self.eta_min
+                for g in groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int], last_epoch: int = -1) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
+        for idx, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{self.__class__.__name__} at index {idx} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler as it "
+                                 "requires additional kwargs to be specified when calling `step`, "
+                                 f"but got one at index {idx} in the given schedulers sequence.")
+            if optimizer != scheduler.optimizer:
+                raise ValueError(f"{self.__class__.__name__} expects all schedulers to belong to the same optimizer")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
+                f"milestone points, but got number of schedulers {len(schedulers)} and the number of milestones to "
+                f"be equal to {len(milestones)}")
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        scheds = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = scheds
+        for i, s in enumerate(scheds):
+            self._schedulers[i].load_state_dict(s)
+
+
+class ChainedScheduler(LRScheduler):
+    def __init__(self, schedulers: Any, optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        scheds = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = scheds
+        for i, s in enumerate(scheds):
+            self._schedulers[i].load_state_dict(s)
+
+
+class OneCycleLR(LRScheduler):
+    def __init__(self, optimizer: Optimizer, max_lr: Any, total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum: Any = 0.85, max_momentum: Any = 0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if three_phase:
+            self._schedule_phases = [
+                {"end_step": float(pct_start * self.total_steps) - 1, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": float(2 * pct_start * self.total_steps) - 2, "start_lr": "max_lr", "end_lr": "initial_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "initial_lr", "end_lr": "min_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "max_momentum"},
+            ]
+        else:
+            self._schedule_phases = [
+                {"end_step": float(pct_start * self.total_steps) - 1, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for idx, group in enumerate(optimizer.param_groups):
+                group["initial_lr"] = max_lrs[idx] / div_factor
+                group["max_lr"] = max_lrs[idx]
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m_momentum, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m_momentum
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        lrs = []
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is {self.total_steps}")
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            computed_lr = computed_momentum = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    computed_lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        computed_momentum = self._anneal_func(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                    break
+                start_step = phase["end_step"]
+            lrs.append(computed_lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (computed_momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = computed_momentum
+        return lrs
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}.")
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+class ReduceLROnPlateau(LRScheduler):
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr: Any = 0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _lrs(self.optimizer)
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self.is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _lrs(self.optimizer)
+
+    def _reduce_lr(self, epoch: int) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError("The number of param groups in the `optimizer` is different from when "
+                                   "`ReduceLROnPlateau` was initialized, so `min_lr` cannot be resolved.")
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)

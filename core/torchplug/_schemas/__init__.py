@@ -44,7 +44,8 @@ def _variants(schema: str, flags: list[str]) -> list[tuple[str, list[str]]]:
     result = [(schema, tags)]
     first, _, rest = args.partition(", ")
     if "inplace" in flags:
-        self_arg = first.replace("Tensor self", "Tensor(a!) self", 1)
+        # The written argument is the first one, whatever it is called (self, input).
+        self_arg = first.replace("Tensor ", "Tensor(a!) ", 1)
         inplace_args = self_arg + (", " + rest if rest else "")
         dotted = f".{overload}" if overload else ""
         result.append((f"{base}_{dotted}({inplace_args}) -> Tensor(a!)", tags + ["inplace"]))

@@ -100,10 +100,14 @@ def _prod_except(s: Any) -> Any:
 def det(n, g, A, result):
     if A.shape[-1] == 0:
         return (T.zeros_like(A),)
-    if not bool((result == 0).any()):
+    singular = result == 0
+    if not T.is_grad_enabled() or not bool(singular.any()):
+        # PyTorch's first-order path: det * A^{-H}, through an LU nudged off singularity (so 0 when det == 0)
         d = (g * result).unsqueeze(-1).unsqueeze(-1)
-        return (d * T.linalg.inv(A).mH,)
-    # singular matrices: the cofactor matrix from an SVD, det(U) det(Vh) U diag(prod_{j != i} S_j) Vh
+        safe = T.where(singular.unsqueeze(-1).unsqueeze(-1), T.eye(A.shape[-1], dtype=A.dtype, device=A.device), A)
+        return (d * T.linalg.inv(safe).mH,)
+    # create_graph through singular matrices (PyTorch's higher-order path): the cofactor matrix from an SVD,
+    # det(U) det(Vh) U diag(prod_{j != i} S_j) Vh
     U, S, Vh = T.linalg.svd(A)
     alpha = (T.linalg.det(U) * T.linalg.det(Vh) * g).unsqueeze(-1)
     return ((U * (alpha * _prod_except(S)).unsqueeze(-2)) @ Vh,)
@@ -249,17 +253,21 @@ def _pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
     return -(K @ pinvA).mH + (gradh - A @ K) @ pinvA @ pinvAh + pinvAhK - pinvAhK @ pinvA @ A
 
 
-@rule("linalg_lstsq", saves="self, b", outputs=(0, 1))
-def lstsq(n, g, A, B):
-    gX = g[0]
+@rule("linalg_lstsq", saves="self, b, result0", outputs=(0, 1))
+def lstsq(n, g, A, B, X):
+    gX, gres = g[0], g[1]
     vector = _vector_rhs(A, B)
     if vector:
-        gX, B = gX.unsqueeze(-1), B.unsqueeze(-1)
+        gX, B, X = gX.unsqueeze(-1), B.unsqueeze(-1), X.unsqueeze(-1)
     pinvA = T.linalg.pinv(A)
     gA = n[0] and _pinv_backward(gX @ B.mH, pinvA, A)
-    gB = False
-    if n[1]:
-        gB = pinvA.mH @ gX
-        if vector:
-            gB = gB.squeeze(-1)
+    gB = n[1] and pinvA.mH @ gX
+    if gres is not None and gres.numel() and bool(gres.any()):
+        # residuals = ||A X - B||^2 per column; A^H (A X - B) = 0 removes the dependence through X
+        scale = 2 * (gres.unsqueeze(-1).unsqueeze(-1) if vector else gres.unsqueeze(-2))
+        resid = (A @ X - B) * scale
+        gA = n[0] and gA + resid @ X.mH
+        gB = n[1] and gB - resid
+    if vector and n[1]:
+        gB = gB.squeeze(-1)
     return gA, gB

@@ -8,7 +8,7 @@ from typing import Any
 
 import torchplug as T
 
-from ._formulas import _evenly, _is_tensor, _unsqueeze_dims, _zeros
+from ._formulas import _evenly, _unsqueeze_dims, _zeros
 from ._rules import nondifferentiable, rule
 
 __all__: list[str] = []
@@ -111,7 +111,7 @@ def logaddexp2(n, g, self, other):
 
 @rule("xlogy.Tensor", saves="self, other")
 def xlogy(n, g, self, other):
-    gs = n[0] and g * T.xlogy((self != 0).to(g.dtype), other)
+    gs = n[0] and T.xlogy(g, other).masked_fill((self == 0).logical_and(other <= 0), 0)
     go = n[1] and g * self / other
     return gs, go
 
@@ -196,17 +196,15 @@ def cumprod(n, g, self, dim, result):
     zero = x == 0
     if not bool(zero.any()):
         return (_rev_cumsum(g * result, d) / x,)
-    # zeros: before the first zero of a slice the plain formula holds; at the first zero the gradient is
-    # sum_{k >= z} g_k prod_{j < k, j != z} x_j (an exclusive cumprod with x_z set to 1); after it, zero.
+    # zeros: before the first zero of a slice the plain formula holds; at the first zero z the gradient is
+    # sum_{k >= z} g_k prod_{j <= k, j != z} x_j (a cumprod with x_z set to 1); after it, zero.
     nz = zero.cumsum(d)
     before = nz == 0
     first = zero.logical_and(nz == 1)
     safe = T.where(before, x, 1.0)
     part1 = T.where(before, _rev_cumsum(g * result, d) / safe, 0.0)
     ones = T.where(first, 1.0, x)
-    size = x.shape[d]
-    excl = T.cat([T.ones_like(ones.narrow(d, 0, 1)), ones.cumprod(d).narrow(d, 0, size - 1)], d)
-    part2 = T.where(first, _rev_cumsum(g * excl, d), 0.0)
+    part2 = T.where(first, _rev_cumsum(g * ones.cumprod(d), d), 0.0)
     return (part1 + part2,)
 
 

@@ -33,11 +33,12 @@ _threshold_backward = _call("threshold_backward")
 
 
 # ---- linear / convolution ---------------------------------------------------------------------------
-@rule("convolution", saves="input, weight, bias.shape, stride, padding, dilation, transposed, output_padding, groups",
+@rule("convolution", saves="input, weight, stride, padding, dilation, transposed, output_padding, groups",
       inputs="input, weight, bias")
-def convolution(n, g, input, weight, bias_shape, stride, padding, dilation, transposed, output_padding, groups):
+def convolution(n, g, input, weight, stride, padding, dilation, transposed, output_padding, groups):
     mask = [bool(n[0]), bool(n[1]), bool(n[2])]
-    gi, gw, gb = A.convolution_backward(g, input, weight, list(bias_shape) if n[2] else None, stride, padding,
+    bias_sizes = [weight.shape[1] * groups if transposed else weight.shape[0]] if n[2] else None
+    gi, gw, gb = A.convolution_backward(g, input, weight, bias_sizes, stride, padding,
                                         dilation, transposed, output_padding, groups, mask)
     return n[0] and gi, n[1] and gw, n[2] and gb
 

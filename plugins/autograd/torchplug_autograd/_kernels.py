@@ -195,16 +195,16 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     ns["_Node"] = cls
     params = ", ".join(names)
     body = [
-        "old = _tls.mask",
-        "_tls.mask = old & _NOAG",
+        "_old = _tls.mask",  # generated locals start with '_': arguments (k, a, r...) keep their names
+        "_tls.mask = _old & _NOAG",
         "try:",
         "    ks &= _BELOW",
-        "    k = _get(ks)",
-        "    if k is None:",
-        "        k = _miss(ks)",
-        f"    result = k({params})",
+        "    _k = _get(ks)",
+        "    if _k is None:",
+        "        _k = _miss(ks)",
+        f"    result = _k({params})",
         "finally:",
-        "    _tls.mask = old",
+        "    _tls.mask = _old",
     ]
     edge_names = []
     for j, i in enumerate(diff):
@@ -218,13 +218,13 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         body += [
             "try:",
             f"    if {x}._requires_grad:",
-            f"        f = {x}._grad_fn",
-            "        if f is None:",  # a leaf: its accumulator, weakly cached in _autograd_meta
-            f"            r = {x}._autograd_meta",
-            "            a = r() if r is not None else None",
-            f"            {e} = (a, 0) if a is not None else _edge({x})",
+            f"        _f = {x}._grad_fn",
+            "        if _f is None:",  # a leaf: its accumulator, weakly cached in _autograd_meta
+            f"            _r = {x}._autograd_meta",
+            "            _a = _r() if _r is not None else None",
+            f"            {e} = (_a, 0) if _a is not None else _edge({x})",
             f"        elif {x}._base is None:",
-            f"            {e} = (f, {x}._autograd_meta)",
+            f"            {e} = (_f, {x}._autograd_meta)",
             "        else:",
             f"            {e} = _edge({x})",
             "    else:",

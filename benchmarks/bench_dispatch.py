@@ -37,6 +37,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "conv2d 64x1x8x8 (8x1x3x3)": ("conv2d",),
     "softmax+cross-ent 64x10": ("softmax", "cross_entropy"),
 }
+# Training steps (peers.py mlp.step / cnn.step, SGD lr 0.01): zero_grad, forward, cross_entropy, backward,
+# step on one fixed batch of 64.  Reported in steps/s; the ratio is torchplug's steps/s over torch's.
+TRAINING: dict[str, str] = {
+    "mlp.step 784-256-10 b64": "mlp_step()",
+    "cnn.step 8x8 b64": "cnn_step()",
+}
+NEEDS.update({"mlp.step 784-256-10 b64": ("mlp_step",), "cnn.step 8x8 b64": ("cnn_step",)})
 
 
 def setups() -> dict[str, Callable[[], dict[str, object]]]:
@@ -62,7 +69,7 @@ def setups() -> dict[str, Callable[[], dict[str, object]]]:
         import torch.nn.functional as F
 
         return {"a": torch.rand(16), "b": torch.rand(16), "m": torch.rand(8, 8), "relu": torch.relu,
-                **_nn_env(torch, F), **_grad_env(torch)}
+                **_nn_env(torch, F), **_grad_env(torch), **_train_env(torch)}
 
     def torchplug_env() -> dict[str, object]:
         import torchplug
@@ -72,7 +79,7 @@ def setups() -> dict[str, Callable[[], dict[str, object]]]:
         except Exception:  # noqa: BLE001 - the NN functions may not exist yet: their rows say "missing"
             F = None
         return {"a": torchplug.rand(16), "b": torchplug.rand(16), "m": torchplug.rand(8, 8), "relu": torchplug.relu,
-                **_nn_env(torchplug, F), **_grad_env(torchplug)}
+                **_nn_env(torchplug, F), **_grad_env(torchplug), **_train_env(torchplug)}
 
     found = {"numpy": numpy_env, "torchplug": torchplug_env}
     try:
@@ -102,6 +109,32 @@ def _nn_env(lib: object, functional: object) -> dict[str, object]:
     return env
 
 
+def _train_env(lib: object) -> dict[str, object]:
+    """``mlp_step`` and ``cnn_step`` (one SGD training step each), or neither if ``lib`` lacks nn/optim."""
+    try:
+        nn, optim = lib.nn, lib.optim  # type: ignore[attr-defined]
+        cross_entropy = nn.functional.cross_entropy
+    except Exception:  # noqa: BLE001 - reported as "missing"
+        return {}
+
+    def make_step(model: object, x: object, y: object) -> Callable[[], None]:
+        opt = optim.SGD(model.parameters(), lr=0.01)  # type: ignore[attr-defined]
+
+        def step() -> None:
+            opt.zero_grad()
+            loss = cross_entropy(model(x), y)  # type: ignore[operator]
+            loss.backward()
+            opt.step()
+        return step
+
+    lib.manual_seed(0)  # type: ignore[attr-defined]
+    mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    cnn = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(72, 10))
+    y = lib.randint(0, 10, (64,))  # type: ignore[attr-defined]
+    return {"mlp_step": make_step(mlp, lib.randn(64, 784), y),  # type: ignore[attr-defined]
+            "cnn_step": make_step(cnn, lib.randn(64, 1, 8, 8), y)}  # type: ignore[attr-defined]
+
+
 def time_stmt(stmt: str, env: dict[str, object], batch_seconds: float = 0.05, batches: int = 5) -> float | None:
     """Best-of-batches microseconds per call, or None if the statement fails."""
     try:
@@ -118,9 +151,9 @@ def time_stmt(stmt: str, env: dict[str, object], batch_seconds: float = 0.05, ba
 def run(rounds: int) -> dict[str, dict[str, float | None]]:
     frameworks = setups()
     envs = {name: make() for name, make in frameworks.items()}
-    samples: dict[str, dict[str, list[float]]] = {row: {fw: [] for fw in envs} for row in ROWS}
+    samples: dict[str, dict[str, list[float]]] = {row: {fw: [] for fw in envs} for row in {**ROWS, **TRAINING}}
     for _ in range(rounds):
-        for row, stmt in ROWS.items():
+        for row, stmt in {**ROWS, **TRAINING}.items():
             for fw, env in envs.items():
                 if any(name not in env for name in NEEDS.get(row, ())):
                     continue  # reported as "missing"
@@ -136,12 +169,29 @@ def report(results: dict[str, dict[str, float | None]]) -> str:
     header = f"{'metric':<26}" + "".join(f"{fw + ' (us)':>16}" for fw in fws) + f"{'vs torch':>10}{'vs numpy':>10}"
     lines = [header, "-" * len(header)]
     for row, per in results.items():
+        if row in TRAINING:
+            continue  # in report_training's table
         cells = "".join(f"{per.get(fw):>16.2f}" if per.get(fw) is not None
                         else f"{'missing' if row in NEEDS and fw != 'numpy' else '-':>16}" for fw in fws)
         ours = per.get("torchplug")
         ratio_t = f"{ours / per['torch']:>9.2f}x" if ours and per.get("torch") else f"{'-':>10}"
         ratio_n = f"{ours / per['numpy']:>9.2f}x" if ours and per.get("numpy") else f"{'-':>10}"
         lines.append(f"{row:<26}{cells}{ratio_t}{ratio_n}")
+    return "\n".join(lines)
+
+
+def report_training(results: dict[str, dict[str, float | None]]) -> str:
+    """The training rows in steps/s (results hold microseconds per step), with torchplug/torch ratios."""
+    fws = [fw for fw in ("torchplug", "torch") if any(fw in results.get(r, {}) for r in TRAINING)]
+    header = f"{'training step':<26}" + "".join(f"{fw + ' (steps/s)':>20}" for fw in fws) + f"{'vs torch':>10}"
+    lines = [header, "-" * len(header)]
+    for row in TRAINING:
+        per = results.get(row, {})
+        rate = {fw: (1e6 / per[fw] if per.get(fw) else None) for fw in fws}
+        cells = "".join(f"{rate[fw]:>20.1f}" if rate[fw] is not None else f"{'missing':>20}" for fw in fws)
+        ours, theirs = rate.get("torchplug"), rate.get("torch")
+        ratio = f"{ours / theirs:>9.2f}x" if ours and theirs else f"{'-':>10}"
+        lines.append(f"{row:<26}{cells}{ratio}")
     return "\n".join(lines)
 
 
@@ -152,6 +202,8 @@ def main() -> int:
     args = parser.parse_args()
     results = run(args.rounds)
     print(report(results))
+    print()
+    print(report_training(results))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)

@@ -142,40 +142,28 @@ def _stride(stride: Any) -> Any:
     return [] if stride is None else stride
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=False):
-    return A.max_pool1d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+def _max_pool(n: int) -> tuple[Any, Any]:
+    """``max_pool{n}d`` and ``max_pool{n}d_with_indices`` over the aten op of the same name."""
+    plain = getattr(A, f"max_pool{n}d")
+    with_indices = getattr(A, f"max_pool{n}d_with_indices")
+
+    def pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                          return_indices=False):
+        return with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+    def pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+        if return_indices:
+            return pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return plain(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+    pool.__name__, pool_with_indices.__name__ = f"max_pool{n}d", f"max_pool{n}d_with_indices"
+    pool.__doc__ = f"{n}-D max pooling; ``return_indices`` adds the argmax positions."
+    return pool, pool_with_indices
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """1-D max pooling; ``return_indices`` adds the argmax positions."""
-    if return_indices:
-        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return A.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=False):
-    return A.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """2-D max pooling; ``return_indices`` adds the flat per-plane argmax positions."""
-    if return_indices:
-        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return A.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=False):
-    return A.max_pool3d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """3-D max pooling."""
-    if return_indices:
-        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return A.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+max_pool1d, max_pool1d_with_indices = _max_pool(1)
+max_pool2d, max_pool2d_with_indices = _max_pool(2)
+max_pool3d, max_pool3d_with_indices = _max_pool(3)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):

@@ -371,7 +371,8 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> Any:
         """A NumPy array sharing memory with this tensor (host devices only)."""
         backend = backend_for(self._device.type)
-        if self._requires_grad and not force:
+        # As in PyTorch, only while grad mode is on (custom op kernels run with it off).
+        if self._requires_grad and not force and _grad_mode_on():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if not backend.is_host:
             if not force or not backend.has_data:
@@ -454,16 +455,37 @@ class Tensor:
         return new
 
     def __dlpack__(self, stream: Any = None) -> Any:
-        return self.numpy().__dlpack__()
+        export = getattr(self._data, "__dlpack__", None)
+        if export is None or self._requires_grad:
+            return self.numpy().__dlpack__()  # PyTorch's errors (requires grad, no data)
+        # The payload exports itself: NumPy on the host, CuPy on a GPU (zero-copy either way).
+        return export() if stream is None else export(stream=stream)
 
     def __dlpack_device__(self) -> Any:
-        return self.numpy().__dlpack_device__()
+        device = getattr(self._data, "__dlpack_device__", None)
+        return device() if device is not None else self.numpy().__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self) -> Any:
+        """The payload's CUDA array interface (device tensors only; AttributeError elsewhere, so
+        ``hasattr`` answers like PyTorch)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
+                               "If gradients aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return self._data.__cuda_array_interface__
 
 
 def _autograd_band() -> int:
     from ._dispatch.keys import AUTOGRAD_BAND
 
     return AUTOGRAD_BAND
+
+
+def _grad_mode_on() -> bool:
+    """True unless no_grad (or a kernel running below autograd) excluded the autograd keys."""
+    from ._dispatch.tls import tls
+
+    return bool(tls.mask & _autograd_band())
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

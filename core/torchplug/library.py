@@ -16,7 +16,30 @@ from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, Registration, RegistrationError, fallthrough_kernel
 from ._dispatch.schema import FunctionSchema, SchemaError, parse_schema
 
-__all__ = ["Library", "KernelTable", "fallthrough_kernel", "RegistrationError", "SchemaError", "get_kernel", "collect_tables"]
+__all__ = [
+    "Library", "KernelTable", "fallthrough_kernel", "RegistrationError", "SchemaError", "get_kernel", "collect_tables",
+    # custom operators (torchplug._library, loaded on first use)
+    "custom_op", "CustomOpDef", "OpLibrary", "infer_schema", "register_kernel", "register_fake", "register_autograd",
+    "register_autocast", "opcheck", "get_ctx", "FakeImplCtx",
+]
+
+# name -> module of torchplug._library that defines it; imported on first access so that
+# ``import torchplug`` (which needs Library) does not pay for the custom-op machinery.
+_LAZY = {
+    "custom_op": "custom_ops", "CustomOpDef": "custom_ops", "OpLibrary": "custom_ops",
+    "register_kernel": "custom_ops", "register_fake": "custom_ops", "register_autograd": "custom_ops",
+    "register_autocast": "custom_ops", "infer_schema": "infer_schema", "opcheck": "opcheck",
+    "get_ctx": "fake", "FakeImplCtx": "fake",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"torchplug._library.{module}"), name)
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 _DEF_NAMESPACES: dict[str, Library] = {}

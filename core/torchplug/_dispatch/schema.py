@@ -448,7 +448,8 @@ class _Parser:
         letters: list[str] = []
         while not letters or self.accept("|"):
             tok = self.next()
-            if not (tok.kind == "ident" and len(tok.text) == 1 and "a" <= tok.text <= "z"):
+            # a lowercase letter, optionally numbered: custom ops' inferred schemas use 'a0', 'a1'...
+            if not (tok.kind == "ident" and "a" <= tok.text[0] <= "z" and (len(tok.text) == 1 or tok.text[1:].isdigit())):
                 self.fail("bad alias annotation: expected a single lowercase letter", tok)
             letters.append(tok.text)
         return tuple(letters)

@@ -1,0 +1,8 @@
+"""Custom operators: ``custom_op``, fake/autograd/autocast registration, ``opcheck``.
+
+Public names live in :mod:`torchplug.library`; this package holds one module per job.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

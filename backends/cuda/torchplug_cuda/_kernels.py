@@ -89,11 +89,14 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
         mode = _runtime.mode()
         impls = _IMPLS.get(mode or "") or impls_for(mode)
         fn = impls[name]
-        index, foreign = _scan(args, off, mixed_ok)
+        index, foreign = _scan(args, off, mixed_ok, is_copy)
         if index is None:
             dev = args[dev_idx] if dev_idx is not None and dev_idx < len(args) else None
-            index = dev.index if dev is not None and getattr(dev, "type", None) == "cuda" and dev.index is not None \
-                else _state.BACKEND.runtime.current_device()
+            if dev is not None and getattr(dev, "type", None) == "cuda" and dev.index is not None:
+                index = dev.index
+                _state.BACKEND.runtime._check_index(index)  # a factory naming a device that does not exist
+            else:
+                index = _state.BACKEND.runtime.current_device()
         if gen_idx is not None and gen_idx < len(args) and args[gen_idx] is None:
             args = (*args[:gen_idx], _state.BACKEND.rng.generator(index), *args[gen_idx + 1:])
         from ._families import bind_device, run_on_device
@@ -110,9 +113,10 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
     return kernel
 
 
-def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool) -> tuple[int | None, bool]:
+def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool, copy_ok: bool = False) -> tuple[int | None, bool]:
     """(index of the cuda tensors' device or None, whether host tensors take part); raises
-    PyTorch's same-device error for a mix it does not allow."""
+    PyTorch's same-device error for a mix it does not allow (copies may cross devices; they run
+    on their first tensor's device)."""
     index: int | None = None
     first: Any = None
     foreign = False
@@ -125,7 +129,7 @@ def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool) -> tuple[int | None, 
                 i = dev.index or 0
                 if index is None:
                     index, first = i, dev
-                elif i != index:
+                elif i != index and not copy_ok:
                     raise _same_device_error(first, dev)
             else:
                 if not mixed_ok and value._data is not None and getattr(value._data, "ndim", 1) != 0:

@@ -19,16 +19,16 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import numpy as np
+
 __all__ = ["OVERRIDES", "device_address"]
 
 
 def device_address(arr: Any) -> int:
     """The device address of a CuPy array's first element (host address for NumPy arrays)."""
-    data = getattr(arr, "data", None)
-    ptr = getattr(data, "ptr", None)
-    if ptr is not None:
-        return int(ptr)
-    return int(arr.__array_interface__["data"][0])
+    if isinstance(arr, np.ndarray):  # (``.data`` of a NumPy array is a memoryview: no address)
+        return int(arr.__array_interface__["data"][0])
+    return int(arr.data.ptr)
 
 
 def _common(mod: types.ModuleType) -> dict[str, Any]:

@@ -55,6 +55,9 @@ def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -
         return
     if isinstance(src, numpy.ndarray) or isinstance(src, numpy.generic):
         src = cp.asarray(src)  # host -> device
+    elif isinstance(src, cp.ndarray) and src.device.id != dst.device.id:
+        with cp.cuda.Device(dst.device.id):
+            src = cp.array(src, copy=True)  # device -> device (peer copy)
     if where is True:
         cp.copyto(dst, src, casting=casting)
     else:

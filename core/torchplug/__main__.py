@@ -53,6 +53,7 @@ def doctor_report() -> str:
     total = len(DISPATCHER.ops)
     namespaces = Counter(name.split("::")[0] for name in DISPATCHER.ops)
     lines.append(f"Operators: {total} overloads ({', '.join(f'{ns}: {n}' for ns, n in sorted(namespaces.items()))})")
+    lines.extend(_custom_ops_section(DISPATCHER))
     lines.append("Kernels per dispatch key:")
     for key, n in sorted(per_key.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {key:<28} {n}")
@@ -68,6 +69,18 @@ def doctor_report() -> str:
     lines.append("")
     lines.extend(_autocast_section())
     return "\n".join(lines)
+
+
+def _custom_ops_section(dispatcher: object) -> list[str]:
+    """Operators outside ``aten`` (op-library plugins, custom_op), each with who defined it."""
+    custom = sorted((name, entry) for name, entry in dispatcher.ops.items() if not name.startswith("aten::"))  # type: ignore[attr-defined]
+    if not custom:
+        return []
+    lines = ["Custom operators (defined by):"]
+    for name, entry in custom:
+        keys = ", ".join(k for k, regs in entry.kernels.items() if regs)
+        lines.append(f"  {name:<32} {entry.defined_by}   [{keys}]")
+    return lines
 
 
 def _autocast_section() -> list[str]:

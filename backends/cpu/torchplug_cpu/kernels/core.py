@@ -190,7 +190,10 @@ def copy_into(dst: np.ndarray, data: Any) -> None:
     """``np.copyto`` with PyTorch's cast semantics (complex -> real warns; float -> int silently)."""
     dkind = dst.dtype.kind
     skind = data.dtype.kind if isinstance(data, _ndarray) else ""
-    if skind == "c" and dkind != "c":
+    if skind == "c" and dkind == "b":  # complex -> bool is "nonzero", imaginary part included (no warning)
+        data = data != 0
+        skind = "b"
+    elif skind == "c" and dkind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
         data = data.real
         skind = "f"

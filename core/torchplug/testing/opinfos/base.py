@@ -742,7 +742,7 @@ INDEX_OPS = [
            inplace_variant="Tensor.scatter_add_"),
     OpInfo("index_select", _index_select, aten=("index_select",), supports_out=True,
            skips=(Skip("known cpu bug: an out-of-range index raises NumPy's RuntimeError, torch raises IndexError "
-                       "'index out of range in self'", devices=("cpu",), samples=("out_of_range",)),)),
+                       "'index out of range in self'", devices=("cpu", "cuda"), samples=("out_of_range",)),)),
     OpInfo("index.Tensor", _index, op="ops.aten.index.Tensor", aten=("index.Tensor",)),
     OpInfo("index_put", _index_put, dtypes=NUMERIC, op="Tensor.index_put", aten=("index_put",),
            inplace_variant="Tensor.index_put_"),

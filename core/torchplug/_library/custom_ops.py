@@ -317,7 +317,7 @@ class CustomOpDef:
     # -- installation -------------------------------------------------------------------------------
     def _install(self, lib: Library, *, owns_lib: bool) -> None:
         """Define the op through ``lib`` and register everything declared so far."""
-        existing = _CUSTOM_OPS.get(self._qualname)
+        existing = lookup_custom_op(self._qualname)
         if existing is not None and existing is not self:
             raise _definition_conflict(existing, self)
         if self._defines:
@@ -449,7 +449,7 @@ def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_arg
     """
     def inner(f: Callable[..., Any]) -> CustomOpDef:
         opdef = _make_def(name, f, mutates_args, device_types, schema, tags, _owner_of(f, name))
-        existing = _CUSTOM_OPS.get(opdef._qualname)
+        existing = lookup_custom_op(opdef._qualname)
         if existing is not None:
             if existing._defines and _same_definition(existing, opdef):
                 return existing
@@ -542,7 +542,16 @@ class _Uninstaller:
 # -- functional API over any op ------------------------------------------------------------------------
 def lookup_custom_op(name: str) -> CustomOpDef | None:
     """The installed :class:`CustomOpDef` of ``'ns::op'``, or None."""
-    return _CUSTOM_OPS.get(name)
+    found = _CUSTOM_OPS.get(name)
+    if found is not None and not _live(found):
+        found._uninstall()  # its library was closed under it (an adapter's ``lib=``)
+        return None
+    return found
+
+
+def _live(opdef: CustomOpDef) -> bool:
+    return (opdef._entry is not None and DISPATCHER.ops.get(opdef._qualname) is opdef._entry
+            and all(reg.active for reg in opdef._regs.values()))
 
 
 def _op_name(op: Any) -> str:
@@ -563,7 +572,7 @@ def resolve_op(op: Any, lib: Library | None = None) -> CustomOpDef:
     if isinstance(op, CustomOpDef):
         return op
     name = _op_name(op)
-    found = _CUSTOM_OPS.get(name)
+    found = lookup_custom_op(name)
     if found is not None:
         return found
     _ensure_plugins()

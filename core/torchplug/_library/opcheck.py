@@ -92,7 +92,7 @@ def _test_schema(call: Callable[..., Any], entry: Any, opdef: Any, args: tuple[A
 
     schema = entry.schema
     args_c, kwargs_c = _map(args, _clone), _map(kwargs, _clone)
-    before = _map((args_c, kwargs_c), lambda t: _host(t) if _has_data(t) else None)
+    before = _map((args_c, kwargs_c), lambda t: _host(t).copy() if _has_data(t) else None)
     result = call(*args_c, **kwargs_c)
     bound = _bind(schema, args_c, kwargs_c)
     bound_before = _bind(schema, *before)

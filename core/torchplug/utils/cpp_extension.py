@@ -37,6 +37,9 @@ _PRELUDE = (
 )
 
 
+_LOADED_KEYS: dict[str, str] = {}  # extension name -> content key first imported in this process
+
+
 class BuildError(RuntimeError):
     """The compiler failed; the message holds its command line and output."""
 
@@ -82,7 +85,7 @@ def get_default_build_root() -> Path:
 
 def _bindings(name: str, functions: Sequence[str] | Mapping[str, str]) -> str:
     items = functions.items() if isinstance(functions, Mapping) else ((f, "") for f in functions)
-    lines = [f"PYBIND11_MODULE({name}, m) {{"]
+    lines = ["PYBIND11_MODULE(TORCHPLUG_EXTENSION_NAME, m) {"]
     for fn, doc in items:
         if not fn.isidentifier():
             raise ValueError(f"load_inline: function name {fn!r} is not a C++ identifier")
@@ -103,8 +106,10 @@ def load_inline(name: str, cpp_sources: str | Sequence[str], functions: Sequence
 
     The sources are joined and get the pybind11 headers (and ``namespace py = pybind11``)
     prepended; ``functions`` (names, or a name -> docstring dict) get bindings generated, or the
-    sources may contain their own ``PYBIND11_MODULE(<name>, m)``.  The build is cached: calling
-    again with the same sources and flags imports the existing build without compiling.
+    sources may contain their own ``PYBIND11_MODULE(TORCHPLUG_EXTENSION_NAME, m)``.  The build
+    is cached: calling again with the same sources and flags imports the existing build without
+    compiling.  Changed sources build a new module, importable in the same process (its
+    compiled name gets a suffix, as PyTorch's ``name_v1``; hence the macro).
     """
     if not name.isidentifier():
         raise ValueError(f"load_inline: name must be a valid Python identifier (it is the module name), got {name!r}")
@@ -119,7 +124,8 @@ def load_inline(name: str, cpp_sources: str | Sequence[str], functions: Sequence
 def load(name: str, sources: Sequence[str | os.PathLike[str]], extra_cflags: Sequence[str] | None = None,
          extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
          build_directory: str | os.PathLike[str] | None = None, verbose: bool = False) -> ModuleType:
-    """Like :func:`load_inline`, for source files (which define ``PYBIND11_MODULE(<name>, m)``)."""
+    """Like :func:`load_inline`, for source files (which define
+    ``PYBIND11_MODULE(TORCHPLUG_EXTENSION_NAME, m)``)."""
     files = {}
     for i, src in enumerate(sources):
         path = Path(src)
@@ -140,14 +146,19 @@ def _build_and_import(name: str, files: dict[str, str], extra_cflags: Sequence[s
                                _pybind11_version())).encode()).hexdigest()[:16]
     root = Path(build_directory) if build_directory is not None else get_default_build_root() / name
     folder = root / key
+    # CPython keeps one extension module per name for the process, so a second build under
+    # the same name (changed sources) gets its own compiled name.
+    first = _LOADED_KEYS.setdefault(name, key)
+    modname = name if first == key else f"{name}_{key[:8]}"
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    target = folder / f"{name}{suffix}"
+    target = folder / f"{modname}{suffix}"
     if not target.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        _compile(name, files, folder, target, cxx, includes, cflags, ldflags, verbose)
+        _compile(modname, files, folder, target, cxx, includes, [*cflags, f"-DTORCHPLUG_EXTENSION_NAME={modname}"],
+                 ldflags, verbose)
     elif verbose:
         print(f"torchplug.utils.cpp_extension: reusing {target}", file=sys.stderr)
-    spec = importlib.util.spec_from_file_location(name, target)
+    spec = importlib.util.spec_from_file_location(modname, target)
     if spec is None or spec.loader is None:
         raise ImportError(f"Cannot load the extension built at {target}")
     module = importlib.util.module_from_spec(spec)
@@ -200,49 +211,33 @@ def CppExtension(name: str, sources: Sequence[str], *args: Any, **kwargs: Any) -
     return Extension(name, list(sources), *args, **kwargs)
 
 
-def _build_ext_base() -> type:
+_BUILD_EXTENSION: list[type] = []
+
+
+def _make_build_extension() -> type:
     from setuptools.command.build_ext import build_ext
 
-    return build_ext
+    class BuildExtension(build_ext):
+        """``cmdclass={'build_ext': BuildExtension}``: setuptools' ``build_ext`` that adds C++17 and
+        optimisation flags and accepts PyTorch's ``extra_compile_args={'cxx': [...]}`` form."""
+
+        def build_extension(self, ext: Any) -> None:
+            extra = ext.extra_compile_args
+            if isinstance(extra, dict):
+                extra = list(extra.get("cxx", []))
+            flags = [f for f in _CXX_FLAGS if f != "-fPIC"]
+            ext.extra_compile_args = flags + [f for f in (extra or []) if f not in flags]
+            super().build_extension(ext)
+
+    BuildExtension.__module__ = __name__
+    return BuildExtension
 
 
-class _LazyBuildExtension(type):
-    """Resolves to the real ``build_ext`` subclass on first use, so importing this module does
-    not import setuptools."""
-
-    _cls: type | None = None
-
-    def _real(cls) -> type:
-        if cls._cls is None:
-            base = _build_ext_base()
-
-            class BuildExtension(base):  # type: ignore[misc, valid-type]
-                """``build_ext`` that adds C++17 and optimisation flags and accepts PyTorch's
-                ``extra_compile_args={'cxx': [...]}`` form."""
-
-                def build_extension(self, ext: Any) -> None:
-                    extra = ext.extra_compile_args
-                    if isinstance(extra, dict):
-                        extra = list(extra.get("cxx", []))
-                    flags = [f for f in _CXX_FLAGS if f != "-fPIC"]
-                    ext.extra_compile_args = flags + [f for f in (extra or []) if f not in flags]
-                    super().build_extension(ext)
-
-            cls._cls = BuildExtension
-        return cls._cls
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return cls._real()(*args, **kwargs)
-
-    def with_options(cls, **options: Any) -> Any:
-        real = cls._real()
-
-        def make(*args: Any, **kwargs: Any) -> Any:
-            kwargs.update(options)
-            return real(*args, **kwargs)
-
-        return make
-
-
-class BuildExtension(metaclass=_LazyBuildExtension):
-    """``cmdclass={'build_ext': BuildExtension}``: setuptools' ``build_ext`` with C++17 flags."""
+def __getattr__(name: str) -> Any:
+    # BuildExtension subclasses setuptools' command, so it is made on first use: importing
+    # this module for load_inline does not import setuptools.
+    if name == "BuildExtension":
+        if not _BUILD_EXTENSION:
+            _BUILD_EXTENSION.append(_make_build_extension())
+        return _BUILD_EXTENSION[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

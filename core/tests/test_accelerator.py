@@ -46,7 +46,7 @@ def test_accelerator_api_without_accelerator():
         s = torch.Stream("cpu")
         res["cpu_stream"] = [s.device.type, s.query()]
         print(json.dumps(res))
-    """, TORCHPLUG_BLOCK_PLUGINS="mps")
+    """, TORCHPLUG_BLOCK_PLUGINS="mps,cuda")
     assert out["current"] is None and out["checked"] is None
     assert out["avail"] is False and out["count"] == 0 and out["list"] == []
     assert out["module"] == "torchplug.cpu"

@@ -352,7 +352,8 @@ def _device_available(device_type: str) -> bool:
     backend = registered_backends().get(device_type)
     if backend is None or not backend.has_data:
         return False
-    check = getattr(backend, "is_available", None)
+    # The backend contract's runtime answers availability (Backend records have no is_available).
+    check = getattr(getattr(backend, "runtime", None), "is_available", None) or getattr(backend, "is_available", None)
     try:
         return bool(check()) if callable(check) else True
     except Exception:  # noqa: BLE001 - an unavailable device disables the scaler, as in PyTorch

@@ -9,6 +9,7 @@ and, unless the OpInfo opts out, the same first line of the message.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,9 +18,11 @@ from typing import Any
 from ._compare import compare_results, dtype_name, shares_storage
 from .opinfo import OpInfo, SampleInput, T, materialize, resolve
 
-__all__ = ["Case", "SkipCase", "cases", "run_case", "device_has_data", "CONFORMANCE_TEST_NAME"]
+__all__ = ["Case", "SkipCase", "cases", "run_case", "device_has_data", "reference_device", "REF_DEVICE_VAR",
+           "CONFORMANCE_TEST_NAME"]
 
 CONFORMANCE_TEST_NAME = "test_conformance"
+REF_DEVICE_VAR = "TORCHPLUG_TEST_REF_DEVICE"
 
 
 class SkipCase(Exception):
@@ -95,6 +98,22 @@ def _cpu_outcome(op: OpInfo, sample: SampleInput, dtype: str, fn_th: Callable[..
     return _call(fn_th, args, kwargs)
 
 
+def reference_device(data: bool) -> str:
+    """torch's device the results are compared with: ``cpu`` for backends with data (``meta`` for
+    shape-only ones); ``$TORCHPLUG_TEST_REF_DEVICE`` overrides it for backends with data
+    (``cuda``: compare a GPU backend with torch's CUDA results)."""
+    if not data:
+        return "meta"
+    return os.environ.get(REF_DEVICE_VAR) or "cpu"
+
+
+def _materialized(sample: SampleInput, module: Any, device: str, dtype: str, factory: bool) -> tuple[Any, Any]:
+    args, kwargs = materialize(sample, module, device, dtype)
+    if factory:
+        kwargs["device"] = device
+    return args, kwargs
+
+
 def _first_tensor_spec(sample: SampleInput) -> T | None:
     return sample.args[0] if sample.args and isinstance(sample.args[0], T) else None
 
@@ -120,7 +139,15 @@ def run_case(case: Case, device: str) -> None:
         raise SkipCase(f"{op.name}: not run on backends without data")
     if not data and (op.data_dependent or sample.data_dependent):
         raise SkipCase(f"{op.name}: output shape depends on the data")
-    ref_device = "cpu" if data else "meta"
+    ref_device = reference_device(data)
+    if ref_device not in ("cpu", "meta"):
+        # An invalid call can poison a GPU context (device-side asserts): torch's CPU decides
+        # validity first, and an error is then compared by type only.
+        _cpu_result, cpu_exc = _cpu_outcome(op, sample, dtype, resolve(torch, op.path))
+        if cpu_exc is not None:
+            _, ours = _call(resolve(torchplug, op.path), *_materialized(sample, torchplug, device, dtype, op.factory))
+            _check_same_error(ours, cpu_exc, False, f"{op.path} (error type vs torch cpu)")
+            return
     th_args, th_kwargs = materialize(sample, torch, ref_device, dtype)
     tp_args, tp_kwargs = materialize(sample, torchplug, device, dtype)
     if op.factory:

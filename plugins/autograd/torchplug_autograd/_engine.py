@@ -99,15 +99,34 @@ def _anomaly_context(node: G.Node, exc: BaseException) -> None:
             pass
 
 
-def _owned(g: Tensor, var: Tensor) -> bool:
-    """True if ``g`` may become ``var.grad`` without a copy: a fresh tensor nobody else holds, laid out
-    like ``var`` (PyTorch steals such gradients too)."""
-    # References: the engine's local, _accumulate's and _owned's arguments, getrefcount's own.
-    return (g._base is None and not g._requires_grad and sys.getrefcount(g) <= _STEAL_REFS
-            and g._data.strides == var._data.strides and g._data.shape == var._data.shape)
+def _stealable(g: Tensor, var: Tensor) -> Tensor | None:
+    """``g`` itself, or a base-less alias of it, if it may become ``var.grad`` without a copy: a
+    fresh tensor nobody else holds, laid out like ``var`` (PyTorch steals such gradients too).
+
+    A view qualifies when nothing but the view holds its base (e.g. ``(g.t() @ x).t().t()``, the
+    gradient ``nn.Linear``'s weight gets): the gradient then adopts the base's storage.
+    """
+    # References to g: the engine's local, _accumulate's and this function's arguments, getrefcount's.
+    if (g._requires_grad or sys.getrefcount(g) > _STEAL_REFS or g._data.strides != var._data.strides
+            or g._data.shape != var._data.shape):
+        return None
+    base = g._base
+    if base is None:
+        return g
+    # References to base: g's slot, the local ``base`` and getrefcount's argument.
+    if sys.getrefcount(base) > 3 or base._requires_grad:
+        return None
+    alias = _new_tensor(Tensor)
+    for slot in _ALIAS_SLOTS:
+        setattr(alias, slot, getattr(g, slot))
+    alias._base = None
+    alias._grad = alias._grad_fn = alias._autograd_meta = None
+    return alias
 
 
 _STEAL_REFS = 4
+_new_tensor = object.__new__
+_ALIAS_SLOTS = ("_data", "_dtype", "_device", "_keyset", "_storage", "_requires_grad")
 
 
 def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
@@ -115,10 +134,9 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
     if old is None:
         if create_graph:
             var._grad = g
-        elif _owned(g, var):
-            var._grad = g
-        else:
-            var._grad = g.detach().clone()
+            return
+        stolen = _stealable(g, var)
+        var._grad = stolen if stolen is not None else g.detach().clone()
         return
     if create_graph or old._requires_grad:
         var._grad = old + g
@@ -376,14 +394,17 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             deps[m] = c
             if c == 0:
                 push(ready, (-m._seq, m))
+        # Drop this node's gradients now: a leaf's accumulator may then steal them (see _stealable).
+        outs = g = None
     return captured
 
 
 def _materialize(n: G.Node, buf: list[Any]) -> None:
     """Multi-output nodes get zeros for outputs nobody used (PyTorch materializes them too)."""
     T = _T()
+    diff = n._diff_outs
     for nr in range(len(buf)):
-        if buf[nr] is None:
+        if buf[nr] is None and (diff is None or nr in diff):
             shape, dtype = n._out_meta(nr)
             if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
                 buf[nr] = T.zeros(list(shape), dtype=dtype)

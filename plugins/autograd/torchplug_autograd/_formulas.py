@@ -420,9 +420,31 @@ def std(n, g, self, dim, correction, keepdim, result):
 
 
 # ---- linear algebra ----------------------------------------------------------------------------
+def _transposed(m: Any) -> bool:
+    """True if the matrix ``m`` is a transposed contiguous one (strides ``(1, rows)``), e.g. ``W.t()``."""
+    s = m.stride()
+    return s[0] == 1 and s[1] == m.shape[0] and m.shape[0] > 1 and m.shape[1] > 1
+
+
+def _mm_mat1_grad(g: Any, mat2: Any, mat1: Any) -> Any:
+    # Lay the gradient out like mat1 (PyTorch's mm_mat1_backward): a transposed mat1 gets
+    # (mat2 @ g^T)^T, so accumulating into the leaf behind it needs no strided copy.
+    if _transposed(mat1):
+        return mat2.mm(g.t()).t()
+    return g.mm(mat2.t())
+
+
+def _mm_mat2_grad(g: Any, mat1: Any, mat2: Any) -> Any:
+    # Same for mat2 (mm_mat2_backward): nn.Linear passes weight.t(), whose gradient is then
+    # computed as (g^T @ mat1)^T and comes back to the weight contiguous.
+    if _transposed(mat2):
+        return g.t().mm(mat1).t()
+    return mat1.t().mm(g)
+
+
 @rule("mm", saves="self, mat2")
 def mm(n, g, self, mat2):
-    return n[0] and g.mm(mat2.t()), n[1] and self.t().mm(g)
+    return n[0] and _mm_mat1_grad(g, mat2, self), n[1] and _mm_mat2_grad(g, self, mat2)
 
 
 @rule("bmm", saves="self, mat2")
@@ -443,8 +465,8 @@ def dot(n, g, self, tensor):
 @rule("addmm", saves="mat1, mat2, beta, alpha")
 def addmm(n, g, mat1, mat2, beta, alpha):
     return (n[0] and (g if beta == 1 else g * beta),
-            n[1] and (g.mm(mat2.t()) if alpha == 1 else g.mm(mat2.t()) * alpha),
-            n[2] and (mat1.t().mm(g) if alpha == 1 else mat1.t().mm(g) * alpha))
+            n[1] and (_mm_mat1_grad(g, mat2, mat1) if alpha == 1 else _mm_mat1_grad(g, mat2, mat1) * alpha),
+            n[2] and (_mm_mat2_grad(g, mat1, mat2) if alpha == 1 else _mm_mat2_grad(g, mat1, mat2) * alpha))
 
 
 # ---- joining and indexing ------------------------------------------------------------------------

@@ -103,6 +103,7 @@ class Node:
     _saves: tuple[str, ...] = ()
     _result_slots: tuple[int, ...] = ()  # positions in _saved holding (aliases of) outputs
     _n_out = 1
+    _diff_outs: frozenset[int] | None = None  # differentiable outputs (None: all floating ones)
     _op = ""
 
     def __init__(self) -> None:

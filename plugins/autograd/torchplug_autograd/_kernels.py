@@ -167,6 +167,8 @@ def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out:
     return type(rule.name, (G.Node,), {
         "__slots__": (), "_name": rule.name, "_fn": staticmethod(fn), "_saves": rule.saves,
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
+        # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
+        "_diff_outs": frozenset(rule.outputs) if rule.outputs is not None else None,
     })
 
 

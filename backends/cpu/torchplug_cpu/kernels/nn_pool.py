@@ -97,7 +97,8 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
         return fresh(np.zeros(out_shape, dt.numpy_dtype)), fresh(np.zeros(out_shape, _I64))
     xp = _padded(x, dims, p, _extent(sp, out_sp, k, s, p, d), _lowest(cdt))
     # One pass per kernel position; ``pos`` records the first position holding the maximum (PyTorch's
-    # scan order).  np.maximum propagates NaN into the values; a NaN's index is not tracked.
+    # scan order), or the last NaN (PyTorch's `val > max || isnan(val)`); np.maximum propagates NaN.
+    nan_aware = cdt.kind == "f" and bool(np.isnan(x.max()) if x.size else False)
     best = None
     pos = np.zeros(out_shape, np.int64)
     for j, kpos in enumerate(np.ndindex(*k)):
@@ -105,7 +106,7 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
         if best is None:
             best = v.copy()
             continue
-        np.copyto(pos, j, where=np.greater(v, best))
+        np.copyto(pos, j, where=(np.greater(v, best) | np.isnan(v)) if nan_aware else np.greater(v, best))
         np.maximum(best, v, out=best)
     base, offs = _window_offsets(sp, tuple(out_sp), k, s, p, d)
     indices = offs[pos] + base

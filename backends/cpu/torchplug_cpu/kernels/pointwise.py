@@ -797,14 +797,51 @@ def _operand_for(self: Tensor, other: Any, alpha: Any = 1) -> Any:
     return y
 
 
+def _blas_axpy() -> dict[np.dtype, Any]:
+    """BLAS ``axpy`` (y += a*x, in place) per dtype, or nothing where BLAS is not available for
+    this array type (e.g. when these kernels are instantiated for another array library)."""
+    try:
+        from scipy.linalg import blas
+
+        return {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
+    except Exception:  # noqa: BLE001 - the generic path below still computes the right result
+        return {}
+
+
+_AXPY: dict[np.dtype, Any] | None = None
+
+
+def _axpy(self: Tensor, other: Tensor, alpha: Any) -> Tensor | None:
+    """``self += alpha * other`` with one BLAS call when both are contiguous and of one float
+    dtype (optimizer updates): no temporary for ``alpha * other``.  None: use the generic path."""
+    global _AXPY
+    sd, od = self._data, other._data
+    if not (sd.flags.c_contiguous and od.flags.c_contiguous and sd.shape == od.shape and sd.flags.writeable):
+        return None
+    if _AXPY is None:
+        _AXPY = _blas_axpy()
+    fn = _AXPY.get(sd.dtype)
+    if fn is None or sd.size == 0:
+        return None
+    flat = sd.reshape(-1)
+    if fn(od.reshape(-1), flat, a=alpha) is not flat:  # BLAS wrote a copy: cannot happen for contiguous y
+        raise AssertionError("axpy did not update its output in place")
+    return self
+
+
 def _binary_inplace(ufunc: Any, with_alpha: bool) -> Any:
     def kernel(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        oc = other.__class__
         if alpha.__class__ is int and alpha == 1:
-            oc = other.__class__
             if oc is Tensor and other._dtype is self._dtype:
                 return _write(ufunc, self, other._data, other)
             if (oc is float or oc is int) and self._dtype in _PLAIN:
                 return _write(ufunc, self, other, other)
+        elif (with_alpha and oc is Tensor and other._dtype is self._dtype and self._dtype in _PLAIN
+              and (alpha.__class__ is float or alpha.__class__ is int)):
+            done = _axpy(self, other, alpha)
+            if done is not None:
+                return done
         return _write(ufunc, self, _operand_for(self, other, alpha), other)
 
     return kernel

@@ -1,0 +1,60 @@
+"""Fast paths the training loop takes (BLAS axpy for ``add_`` with ``alpha``, max pooling's NaN scan)
+give exactly what the generic paths and PyTorch give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torchplug
+
+
+def _rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("alpha", [-0.01, 3, 0.5])
+def test_add_alpha_inplace_matches_reference(dtype, alpha):
+    a, b = _rand(5, 7, dtype=dtype), _rand(5, 7, dtype=dtype, seed=1)
+    t = torchplug.tensor(a)
+    before = t._version
+    ptr = t.data_ptr()
+    out = t.add_(torchplug.tensor(b), alpha=alpha)
+    assert out is t and t.data_ptr() == ptr and t._version == before + 1
+    np.testing.assert_allclose(t.numpy(), a + np.asarray(alpha, dtype) * b, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_add_alpha_inplace_strided_and_broadcast_operands_take_the_generic_path():
+    a, b = _rand(4, 6), _rand(6, 4, seed=1)
+    t = torchplug.tensor(a)
+    t.add_(torchplug.tensor(b).t(), alpha=2.0)  # non-contiguous other
+    np.testing.assert_allclose(t.numpy(), a + 2.0 * b.T, rtol=1e-6)
+    row = _rand(6, seed=2)
+    t.add_(torchplug.tensor(row), alpha=-1.5)  # broadcast other
+    np.testing.assert_allclose(t.numpy(), a + 2.0 * b.T - 1.5 * row, rtol=1e-5)
+    view = torchplug.tensor(a).t()  # non-contiguous self
+    view.add_(torchplug.tensor(b), alpha=0.25)
+    np.testing.assert_allclose(view.numpy(), a.T + 0.25 * b, rtol=1e-6)
+
+
+def test_add_alpha_inplace_errors_like_torch():
+    t = torchplug.ones(3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        t.add_(torchplug.ones(2, 3), alpha=2.0)
+    i = torchplug.ones(3, dtype=torchplug.int64)
+    with pytest.raises(RuntimeError):
+        i.add_(torchplug.ones(3, dtype=torchplug.int64), alpha=0.5)  # float alpha for an integral tensor
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool_picks_the_last_nan_of_a_window_like_torch(ceil_mode):
+    torch = pytest.importorskip("torch")
+    x = _rand(2, 3, 7, 9)
+    x[0, 0, :, 0] = np.nan
+    x[1, 2, 3, 3:5] = np.nan
+    ours, our_idx = torchplug.nn.functional.max_pool2d(torchplug.tensor(x), 2, ceil_mode=ceil_mode,
+                                                       return_indices=True)
+    ref, ref_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 2, ceil_mode=ceil_mode, return_indices=True)
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+    np.testing.assert_array_equal(our_idx.numpy(), ref_idx.numpy())

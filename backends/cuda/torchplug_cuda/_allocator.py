@@ -223,30 +223,33 @@ class CudaAllocator(DeviceAllocator):
 
 
 class _Uncached:
-    """``PYTORCH_NO_CUDA_MEMORY_CACHING=1``: every malloc is a cudaMalloc, every free a cudaFree."""
+    """``PYTORCH_NO_CUDA_MEMORY_CACHING=1``: every malloc is a cudaMalloc, every free a cudaFree.
+
+    CuPy's ``Memory`` frees its buffer when collected; a Python subclass counts the bytes back
+    (the Cython base class takes no weak references, a subclass does not need them)."""
 
     def __init__(self, cp: Any) -> None:
         self._cp = cp
         self._used = 0
         self._limit = 0
+        pool = self
+
+        class _Counted(cp.cuda.memory.Memory):
+            def __del__(self) -> None:
+                pool._used -= self.size
+
+        self._memory = _Counted
 
     def malloc(self, nbytes: int) -> Any:
         cp = self._cp
         if self._limit and self._used + nbytes > self._limit:
             raise cp.cuda.memory.OutOfMemoryError(nbytes, self._used, self._limit)
-        mem = cp.cuda.memory.Memory(nbytes)
-        self._used += nbytes
-
-        def release(n: int = nbytes) -> None:
-            self._used -= n
-
-        import weakref
-
-        weakref.finalize(mem, release)
+        mem = self._memory(nbytes)
+        self._used += mem.size
         return cp.cuda.memory.MemoryPointer(mem, 0)
 
     def free_all_blocks(self) -> None:
-        return None
+        return None  # nothing is cached
 
     def used_bytes(self) -> int:
         return self._used

@@ -42,8 +42,13 @@ def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
     if mode == "emulate":
         return common.wrap(np.array(array, copy=True, order="K"))
     cp = _runtime.cupy()
+    host = np.asarray(array)
+    if host.dtype.kind == "V":  # bfloat16 (the only void-kind dtype torchplug has)
+        from ._kernels import BFLOAT16_ERROR
+
+        raise TypeError(BFLOAT16_ERROR)
     with cp.cuda.Device(index):
-        return common.wrap(cp.array(np.asarray(array), order="K"))
+        return common.wrap(cp.array(host, order="K"))
 
 
 def _to_host(t: Any) -> np.ndarray:

@@ -104,6 +104,7 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
         bind_device(mode, index)
         if mode == "emulate":
             return fn(*args)
+        _refuse_bfloat16(args, off)
         if foreign and not is_copy:
             args = _to_device(args, index)
         return run_on_device(index, fn, args)
@@ -138,6 +139,21 @@ def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool, copy_ok: bool = False
         elif value.__class__ in (list, tuple):
             stack.extend(reversed(value))
     return index, foreign
+
+
+BFLOAT16_ERROR = ("bfloat16 is not supported on the cuda device under CuPy: CuPy has no bfloat16 array dtype "
+                  "(torchplug.cuda.is_bf16_supported() is False). Use float16 (torch.autocast('cuda') defaults to it) "
+                  "or float32.")
+
+
+def _refuse_bfloat16(args: tuple[Any, ...], off: int) -> None:
+    """A clear error instead of CuPy's for bfloat16 tensors or dtype= arguments (GPU only)."""
+    from torchplug import _dtype as D
+
+    bf16 = D.bfloat16
+    for value in args[off:]:
+        if value is bf16 or (isinstance(value, Tensor) and value._dtype is bf16):
+            raise TypeError(BFLOAT16_ERROR)
 
 
 def _to_device(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:

@@ -31,7 +31,7 @@ extern "C" __global__ void row_softmax(const T* x, T* y, int cols, int log_mode)
     extern __shared__ float buf[];
     const T* row = x + (long long)blockIdx.x * cols;
     T* out = y + (long long)blockIdx.x * cols;
-    float m = -INFINITY;
+    float m = -3.402823466e38f;  // -FLT_MAX: NVRTC needs no math header for it
     for (int j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, (float)row[j]);
     buf[threadIdx.x] = m;
     __syncthreads();
@@ -85,7 +85,7 @@ extern "C" __global__ void row_layer_norm(const T* x, const T* w, const T* b, T*
     float rstd = rsqrtf(buf[0] / cols + eps);
     for (int j = threadIdx.x; j < cols; j += blockDim.x) {
         float n = ((float)row[j] - mean) * rstd;
-        out[j] = (T)(n * (w ? (float)w[j] : 1.f) + (b ? (float)b[j] : 0.f));
+        out[j] = (T)(n * (float)w[j] + (float)b[j]);
     }
     if (threadIdx.x == 0) { mean_out[blockIdx.x] = mean; rstd_out[blockIdx.x] = rstd; }
 }
@@ -140,19 +140,20 @@ def softmax_reference(x: np.ndarray, log: bool = False) -> np.ndarray:
 
 # ---- log_softmax + nll_loss (mean over the batch, ignore_index) ------------------------------------
 def log_softmax_nll_cupy(logits: Any, target: Any, ignore_index: int = -100) -> tuple[Any, Any]:
-    """(mean loss, log-probabilities) for 2-d ``logits`` and int64 ``target``: one softmax launch
-    plus one fused reduction that gathers, masks and averages."""
+    """(mean loss, log-probabilities) for 2-d ``logits`` and int64 ``target``: the softmax launch,
+    then one elementwise launch that gathers and masks per row, and a sum."""
     import cupy as cp
 
     logp = softmax_cupy(logits, log=True)
     kern = _CACHE.get("nll")
     if kern is None:
-        kern = _CACHE["nll"] = cp.ReductionKernel(
-            "raw T logp, int64 t, int32 cols, int64 ignore", "float32 loss",
-            "t == ignore ? 0.0f : -(float)logp[i * cols + t]", "a + b", "loss = a", "0.0f", "fused_nll")
-    valid = int((target != ignore_index).sum())
-    total = kern(logp, target, np.int32(logp.shape[1]), np.int64(ignore_index))
-    return total / max(valid, 1) if valid else total * np.float32("nan"), logp
+        # ``i`` is the row (the elementwise index over ``target``); ``logp`` is indexed raw.
+        kern = _CACHE["nll"] = cp.ElementwiseKernel(
+            "raw T logp, int64 t, int32 cols, int64 ignore", "float32 loss, float32 valid",
+            "if (t == ignore) { loss = 0.0f; valid = 0.0f; } else { loss = -(float)logp[i * cols + t]; valid = 1.0f; }",
+            "fused_nll_pick")
+    loss, valid = kern(logp, target, np.int32(logp.shape[1]), np.int64(ignore_index))
+    return loss.sum() / valid.sum(), logp  # 0/0 is NaN when every target is ignored, as in PyTorch
 
 
 def log_softmax_nll_reference(logits: np.ndarray, target: np.ndarray, ignore_index: int = -100) -> tuple[Any, Any]:
@@ -168,14 +169,16 @@ def layer_norm_cupy(x: Any, weight: Any = None, bias: Any = None, eps: float = 1
     import cupy as cp
 
     x, rows, cols = _rows(x)
+    # Real arrays for absent affine parameters: a RawKernel argument is typed by its Python value.
+    weight = cp.ascontiguousarray(weight, x.dtype) if weight is not None else cp.ones(cols, x.dtype)
+    bias = cp.ascontiguousarray(bias, x.dtype) if bias is not None else cp.zeros(cols, x.dtype)
     y = cp.empty_like(x)
     mean = cp.empty(rows, cp.float32)
     rstd = cp.empty(rows, cp.float32)
     if rows and cols:
         _raw("row_layer_norm", _ROW_LAYER_NORM, x.dtype)(
             (rows,), (_THREADS,),
-            (x, weight if weight is not None else 0, bias if bias is not None else 0, y, mean, rstd, np.int32(cols),
-             np.float32(eps)), shared_mem=_THREADS * 4)
+            (x, weight, bias, y, mean, rstd, np.int32(cols), np.float32(eps)), shared_mem=_THREADS * 4)
     return y, mean, rstd
 
 

@@ -1,6 +1,9 @@
 """Per-call cost of small ops: torchplug vs NumPy vs PyTorch, measured in the same run.
 
-Usage: ``python benchmarks/bench_dispatch.py [--rounds N] [--json PATH]``
+Usage: ``python benchmarks/bench_dispatch.py [--rounds N] [--threads N] [--rows SUBSTR] [--json PATH]``
+
+``--threads N`` gives PyTorch's intra-op pool and NumPy's BLAS (through threadpoolctl) the same
+number of threads, so the training rows compare the frameworks rather than their thread settings.
 
 Each row times one statement on 16-element float32 inputs (the dispatch-overhead regime) for
 every framework present, interleaving frameworks round by round so host-speed drift hits all
@@ -148,12 +151,29 @@ def time_stmt(stmt: str, env: dict[str, object], batch_seconds: float = 0.05, ba
     return best * 1e6
 
 
-def run(rounds: int) -> dict[str, dict[str, float | None]]:
+def limit_threads(n: int) -> str:
+    """Give PyTorch and every BLAS NumPy loaded ``n`` threads; returns what was set, for the report."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=n)  # kept for the process: NumPy's and SciPy's OpenBLAS (and torch's, if any)
+    try:
+        import torch
+
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
+    return f"# threads: {n} for torch and for NumPy's BLAS"
+
+
+def run(rounds: int, only: str | None = None, threads: int | None = None) -> dict[str, dict[str, float | None]]:
     frameworks = setups()
     envs = {name: make() for name, make in frameworks.items()}
-    samples: dict[str, dict[str, list[float]]] = {row: {fw: [] for fw in envs} for row in {**ROWS, **TRAINING}}
+    if threads:  # after the imports: threadpoolctl limits only the libraries already loaded
+        print(limit_threads(threads))
+    rows = {row: stmt for row, stmt in {**ROWS, **TRAINING}.items() if only is None or only in row}
+    samples: dict[str, dict[str, list[float]]] = {row: {fw: [] for fw in envs} for row in rows}
     for _ in range(rounds):
-        for row, stmt in {**ROWS, **TRAINING}.items():
+        for row, stmt in rows.items():
             for fw, env in envs.items():
                 if any(name not in env for name in NEEDS.get(row, ())):
                     continue  # reported as "missing"
@@ -186,6 +206,8 @@ def report_training(results: dict[str, dict[str, float | None]]) -> str:
     header = f"{'training step':<26}" + "".join(f"{fw + ' (steps/s)':>20}" for fw in fws) + f"{'vs torch':>10}"
     lines = [header, "-" * len(header)]
     for row in TRAINING:
+        if row not in results:
+            continue  # filtered out by --rows
         per = results.get(row, {})
         rate = {fw: (1e6 / per[fw] if per.get(fw) else None) for fw in fws}
         cells = "".join(f"{rate[fw]:>20.1f}" if rate[fw] is not None else f"{'missing':>20}" for fw in fws)
@@ -198,9 +220,11 @@ def report_training(results: dict[str, dict[str, float | None]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, help="threads for torch and NumPy's BLAS (default: their own)")
+    parser.add_argument("--rows", help="only the rows whose name contains this text")
     parser.add_argument("--json", help="also write the medians to this file")
     args = parser.parse_args()
-    results = run(args.rounds)
+    results = run(args.rounds, args.rows, args.threads)
     print(report(results))
     print()
     print(report_training(results))

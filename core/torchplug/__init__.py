@@ -76,12 +76,29 @@ def numel(input: Tensor) -> _builtins.int:
     return input.numel()
 
 
+def _thread_backends() -> list:
+    from ._backends import registered_backends
+    from ._plugins.manager import MANAGER
+
+    MANAGER.ensure_loaded()
+    return [b for b in registered_backends().values() if b.intra_op_threads is not None]
+
+
 def get_num_threads() -> _builtins.int:
-    return 1
+    """The number of threads host kernels use inside one op (their BLAS), as the host backend reports."""
+    for backend in _thread_backends():
+        return backend.intra_op_threads(None)
+    return 1  # no host backend installed: nothing runs threads
 
 
 def set_num_threads(n: _builtins.int) -> None:
-    """NumPy kernels run on its own BLAS threads; accepted for compatibility."""
+    """Set the number of threads host kernels use inside one op (each host backend's BLAS pool)."""
+    if n.__class__ is not _builtins.int:
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    for backend in _thread_backends():
+        backend.intra_op_threads(n)
 
 
 from ._plugins.exposure import install_finder as _install_finder, resolve as _resolve_exposed  # noqa: E402

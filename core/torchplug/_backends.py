@@ -48,6 +48,9 @@ class Backend:
         runtime, allocator, streams, rng: the backend contract's components
             (``torchplug._contract``); left None, the core supplies its defaults.
         device_module_extras: functions replacing names of the generated device module.
+        intra_op_threads: for host backends, ``(n | None) -> int``: sets the number of threads
+            its kernels use inside one op (BLAS) when given ``n``, and returns the current number;
+            ``torchplug.set_num_threads``/``get_num_threads`` reach it.
         device_module: the ``torchplug.<type>`` module, built by the core at registration.
     """
 
@@ -66,6 +69,7 @@ class Backend:
     streams: Any = None
     rng: Any = None
     device_module_extras: dict[str, Any] = field(default_factory=dict)
+    intra_op_threads: Callable[[int | None], int] | None = None
     plugin: str = ""
     distribution: str = ""
     device_module: Any = None

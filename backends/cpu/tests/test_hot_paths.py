@@ -58,3 +58,22 @@ def test_max_pool_picks_the_last_nan_of_a_window_like_torch(ceil_mode):
     ref, ref_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 2, ceil_mode=ceil_mode, return_indices=True)
     np.testing.assert_array_equal(ours.numpy(), ref.numpy())
     np.testing.assert_array_equal(our_idx.numpy(), ref_idx.numpy())
+
+
+def test_set_num_threads_reaches_the_blas_pools_and_checks_its_argument():
+    from threadpoolctl import threadpool_info
+
+    before = torchplug.get_num_threads()
+    try:
+        torchplug.set_num_threads(1)
+        assert torchplug.get_num_threads() == 1
+        assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
+        a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+        np.testing.assert_allclose((torchplug.tensor(a) @ torchplug.tensor(a)).numpy(), a @ a, rtol=1e-4, atol=1e-4)
+    finally:
+        torchplug.set_num_threads(before)
+    assert torchplug.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
+        torchplug.set_num_threads(0)
+    with pytest.raises(RuntimeError, match="set_num_threads expects an int, but got float"):
+        torchplug.set_num_threads(1.5)

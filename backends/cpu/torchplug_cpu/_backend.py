@@ -29,6 +29,17 @@ def _storage_offset(t: Any) -> int:
     return _common.storage_offset(t)
 
 
+def _blas_threads(n: int | None) -> int:
+    """Set (``n``) or read the thread count of the BLAS libraries NumPy and SciPy loaded."""
+    from scipy.linalg import blas  # noqa: F401 - load SciPy's BLAS too (axpy kernels), so the limit covers it
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if n is not None:
+        threadpool_limits(limits=n, user_api="blas")  # stays in force: torch.set_num_threads is global too
+    pools = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+    return max(pools) if pools else 1
+
+
 def make_backend() -> Backend:
     backend = Backend(
         device_type="cpu",
@@ -42,6 +53,7 @@ def make_backend() -> Backend:
         allocator=DeviceAllocator("cpu", address_of=_common.address_of, host_memory=True),
         # torch.cpu.current_device() answers 'cpu'; everything else is the generic surface.
         device_module_extras={"current_device": lambda: "cpu"},
+        intra_op_threads=_blas_threads,
     )
     # Kernels read the device and key set from _common; they are filled once registered.
     backend.on_registered = _common.bind_backend

@@ -165,9 +165,17 @@ class CudaAllocator(DeviceAllocator):
         return oom_message(nbytes, index, total, free, self.pool.used_bytes(), self.pool.total_bytes(), limit)
 
     # -- statistics ------------------------------------------------------------------------------------
+    def _pooled(self) -> bool:
+        """Whether CuPy's pool is installed and in use (not while emulating)."""
+        if self.pool is None:
+            return False
+        from ._runtime import mode
+
+        return mode() == "cupy"
+
     def memory_stats(self, index: int | None = None) -> dict[str, int]:
         stats = super().memory_stats(index)
-        if self.pool is None:
+        if not self._pooled():
             return stats
         import cupy as cp
 
@@ -186,7 +194,7 @@ class CudaAllocator(DeviceAllocator):
 
     def reset_peak_memory_stats(self, index: int | None = None) -> None:
         super().reset_peak_memory_stats(index)
-        if self.pool is not None:
+        if self._pooled():
             import cupy as cp
 
             fig = self._figures_for(index or 0)
@@ -200,7 +208,7 @@ class CudaAllocator(DeviceAllocator):
 
     def empty_cache(self) -> None:
         super().empty_cache()
-        if self.pool is not None:
+        if self._pooled():
             self.pool.free_all_blocks()
             if self.pinned_pool is not None:
                 self.pinned_pool.free_all_blocks()
@@ -212,7 +220,7 @@ class CudaAllocator(DeviceAllocator):
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
         self._fractions[index] = float(fraction)
-        if self.pool is not None:
+        if self._pooled():
             import cupy as cp
 
             with cp.cuda.Device(index):

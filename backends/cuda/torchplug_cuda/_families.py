@@ -45,6 +45,8 @@ def family(mode: str) -> KernelFamily:
             elif mode == "cupy":
                 from . import _overrides, _xp
 
+                # Before the first device allocation: CuPy's allocations go through our pool from here on.
+                _state.BACKEND.allocator.install_cupy()
                 found = KernelFamily("cuda-cupy", _xp.namespaces(), overrides=_overrides.OVERRIDES,
                                      common_hook=_bind_common)
             else:

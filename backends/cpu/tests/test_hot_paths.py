@@ -77,3 +77,34 @@ def test_set_num_threads_reaches_the_blas_pools_and_checks_its_argument():
         torchplug.set_num_threads(0)
     with pytest.raises(RuntimeError, match="set_num_threads expects an int, but got float"):
         torchplug.set_num_threads(1.5)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("kernel", [2, 3, (1, 3), (3, 1), (2, 4)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_tiled_max_pool_matches_torch_including_ties(ties, kernel, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, (3, 4, 9, 8)).astype(np.float32) if ties else rng.standard_normal((3, 4, 9, 8)).astype(np.float32)
+    ours, our_idx = torchplug.nn.functional.max_pool2d(torchplug.tensor(x).to(getattr(torchplug, dtype)), kernel,
+                                                       return_indices=True)
+    ref, ref_idx = torch.nn.functional.max_pool2d(torch.tensor(x).to(getattr(torch, dtype)), kernel, return_indices=True)
+    assert ours.dtype == getattr(torchplug, dtype) and tuple(ours.shape) == tuple(ref.shape)
+    np.testing.assert_array_equal(ours.float().numpy(), ref.float().numpy())
+    np.testing.assert_array_equal(our_idx.numpy(), ref_idx.numpy())
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("ignore_index", [-100, 3])
+def test_cross_entropy_fast_backward_matches_torch(reduction, ignore_index):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    z, y = rng.standard_normal((16, 5)).astype(np.float32), rng.integers(0, 5, 16)
+    ours = torchplug.tensor(z, requires_grad=True)
+    ref = torch.tensor(z, requires_grad=True)
+    a = torchplug.nn.functional.cross_entropy(ours, torchplug.tensor(y), reduction=reduction, ignore_index=ignore_index)
+    b = torch.nn.functional.cross_entropy(ref, torch.tensor(y), reduction=reduction, ignore_index=ignore_index)
+    (a * 3).backward()
+    (b * 3).backward()
+    np.testing.assert_allclose(a.item(), b.item(), rtol=1e-5)
+    np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-5, atol=1e-7)

@@ -125,6 +125,20 @@ def _nll_forward(name, self, target, weight, reduction, ignore_index):
 
 def _nll_backward(name, grad_output, self, target, weight, reduction, ignore_index, total_weight):
     dt = self._dtype
+    x, t = self._data, target._data
+    if reduction and weight is None and x.ndim == 2 and dt in _PLAIN and t.size:
+        # The training hot path (mirrors _nll_forward's): every target valid, none ignored, so the
+        # gradient is -g/n (mean) or -g (sum) at each row's target.
+        lo, hi = t.min(), t.max()
+        n, c = x.shape
+        if lo >= 0 and hi < c and not lo <= ignore_index <= hi:
+            npdt = dt.numpy_dtype
+            coef = -grad_output._data.astype(npdt, copy=False).reshape(())
+            if reduction == 1:
+                coef = coef / total_weight._data.astype(npdt)
+            gi = np.zeros((n, c), npdt)
+            gi[np.arange(n), t] = coef
+            return fresh(gi)
     cdt = _cdt(dt)
     _, w, safe, valid = _gather(self, target, weight, ignore_index, cdt)
     g = grad_output._data.astype(cdt, copy=False)

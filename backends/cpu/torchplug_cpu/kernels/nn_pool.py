@@ -83,6 +83,45 @@ def _window_offsets(sp, out_sp, k, s, p, d):
     return found
 
 
+def _tiled_max2d(x: np.ndarray, k, out_sp):
+    """2-d max pooling whose windows tile the input (stride == kernel, no padding or dilation).
+
+    Separable: the first maximum along each window row, then the first row holding the window's
+    maximum (strictly greater wins, so ties keep PyTorch's row-major scan order).  Returns None
+    when a window holds a NaN (PyTorch then picks the last NaN; the general path does that).
+    """
+    (kh, kw), (oh, ow) = k, out_sp
+    width = x.shape[-1]
+    x = x[..., : oh * kh, : ow * kw]  # floor mode drops the rest
+    lead = x.shape[:-2]
+    rows = x.reshape(lead + (oh * kh, ow, kw))
+    m, col = rows[..., 0], None  # per window row: maximum and the column of its first occurrence
+    for j in range(1, kw):
+        v = rows[..., j]
+        gt = np.greater(v, m)
+        col = gt if col is None and j == 1 else np.where(gt, j, col if col is not None else 0)
+        m = np.maximum(m, v)
+    m = m.reshape(lead + (oh, kh, ow))
+    if col is not None:
+        col = col.reshape(lead + (oh, kh, ow))
+    best, row = m[..., 0, :], None
+    csel = col[..., 0, :] if col is not None else None
+    for i in range(1, kh):
+        v = m[..., i, :]
+        gt = np.greater(v, best)
+        row = gt if row is None and i == 1 else np.where(gt, i, row if row is not None else 0)
+        if col is not None:
+            csel = np.where(gt, col[..., i, :], csel)
+        best = np.maximum(best, v)
+    if best.dtype.kind == "f" and np.isnan(best).any():
+        return None
+    base, _ = _window_offsets((x.shape[-2], width), (oh, ow), (kh, kw), (kh, kw), (0, 0), (1, 1))
+    idx = base + (csel if csel is not None else 0)
+    if row is not None:
+        idx = idx + row * width if row.dtype != np.bool_ else idx + row.astype(_I64) * width
+    return np.ascontiguousarray(best), idx.astype(_I64, copy=False)
+
+
 def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d, out_shape = S.check_max_pool(name, self._data.shape, dims, kernel_size, stride, padding, dilation,
                                              ceil_mode)
@@ -95,6 +134,11 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
     out_sp = out_shape[-dims:]
     if 0 in out_shape:
         return fresh(np.zeros(out_shape, dt.numpy_dtype)), fresh(np.zeros(out_shape, _I64))
+    if (dims == 2 and tuple(s) == tuple(k) and not any(p) and d[0] == d[1] == 1 and cdt.kind == "f"
+            and out_sp[0] * k[0] <= sp[0] and out_sp[1] * k[1] <= sp[1]):  # no partial (ceil_mode) window
+        tiled = _tiled_max2d(x, k, out_sp)
+        if tiled is not None:
+            return fresh(tiled[0].astype(dt.numpy_dtype, copy=False)), fresh(tiled[1])
     xp = _padded(x, dims, p, _extent(sp, out_sp, k, s, p, d), _lowest(cdt))
     # One pass per kernel position; ``pos`` records the first position holding the maximum (PyTorch's
     # scan order), or the last NaN (PyTorch's `val > max || isnan(val)`); np.maximum propagates NaN.

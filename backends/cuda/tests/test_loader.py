@@ -74,3 +74,10 @@ def test_common_hook_binds_state():
     fam = KernelFamily("test-hook", {}, common_hook=seen.append)
     common = fam.common()
     assert seen == [common]
+
+
+def test_absolute_from_imports_of_cpu_modules_stay_inside_the_family():
+    fam = KernelFamily("test-abs", {})
+    scope = {"__builtins__": fam._builtins, "__name__": "probe"}
+    exec("from torchplug_cpu._common import wrap\nfrom torchplug_cpu.kernels.core import fresh", scope)  # noqa: S102
+    assert scope["wrap"] is fam.common().wrap and scope["fresh"] is fam.kernels("core").fresh

@@ -125,6 +125,10 @@ class KernelFamily:
 
     def _import(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level == 0:
+            if fromlist and name == CPU_COMMON:  # ``from torchplug_cpu._common import ...``: still the family's
+                return self.common()
+            if fromlist and name.startswith(CPU_KERNELS + "."):
+                return self.kernels(name[len(CPU_KERNELS) + 1:])
             ns = self.namespaces.get(name)
             if ns is not None:
                 if fromlist or "." not in name:

@@ -78,14 +78,7 @@ class OpOverloadPacket:
         self._name = name
 
     def _overload_entries(self) -> dict[str, OperatorEntry]:
-        prefix = f"{self._namespace}::{self._name}"
-        found = {}
-        for full, entry in list(DISPATCHER.ops.items()):
-            if full == prefix:
-                found["default"] = entry
-            elif full.startswith(prefix + "."):
-                found[full[len(prefix) + 1 :]] = entry
-        return found
+        return dict(_INDEX.get(self._namespace, {}).get(self._name, {}))
 
     def overloads(self) -> list[str]:
         return sorted(self._overload_entries())
@@ -130,19 +123,21 @@ class _OpNamespace:
     def __getattr__(self, op: str) -> OpOverloadPacket:
         if op.startswith("__"):
             raise AttributeError(op)
-        if op not in self._op_names():
+        if op not in self._ops():
             raise AttributeError(
                 f"Namespace torchplug.ops.{self._name} has no operator {op!r}. "
                 "Is the plugin that defines it installed and not blocked?"
             )
         return OpOverloadPacket(self._name, op)
 
-    def _op_names(self) -> set[str]:
+    def _ops(self) -> dict[str, Any]:
         from ._plugins import ensure_loaded
 
         ensure_loaded()  # a plugin may define this namespace
-        prefix = self._name + "::"
-        return {full[len(prefix) :].split(".")[0] for full in list(DISPATCHER.ops) if full.startswith(prefix)}
+        return _INDEX.get(self._name, {})
+
+    def _op_names(self) -> set[str]:
+        return set(self._ops())
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._op_names()))
@@ -183,11 +178,37 @@ def list_ops(namespace: str | None = None) -> list[str]:
     return names
 
 
+# namespace -> operator name -> overload name ('default' for none) -> entry, kept in step with the
+# dispatcher's definitions so ``torchplug.ops.<ns>.<op>`` never scans every operator.
+_INDEX: dict[str, dict[str, dict[str, OperatorEntry]]] = {}
+
+
+def _index_key(entry: OperatorEntry) -> tuple[str, str, str]:
+    ns, _, rest = entry.name.partition("::")
+    name, _, overload = rest.partition(".")
+    return ns, name, overload or "default"
+
+
 def _on_define(entry: OperatorEntry) -> None:
     schema = entry.schema
     entry.call = build_entry(entry, func_name=python_name(schema.name))
     overload = OpOverload(entry)
     entry.overload = overload
+    ns, name, over = _index_key(entry)
+    _INDEX.setdefault(ns, {}).setdefault(name, {})[over] = entry
+
+
+def _on_undefine(entry: OperatorEntry) -> None:
+    ns, name, over = _index_key(entry)
+    ops = _INDEX.get(ns, {})
+    overloads = ops.get(name, {})
+    if overloads.get(over) is entry:
+        del overloads[over]
+        if not overloads:
+            del ops[name]
+        if not ops:
+            _INDEX.pop(ns, None)
 
 
 DISPATCHER.on_define.append(_on_define)
+DISPATCHER.on_undefine.append(_on_undefine)

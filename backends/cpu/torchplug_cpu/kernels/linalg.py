@@ -27,7 +27,9 @@ _VIA_FLOAT32 = {np.dtype(D.bfloat16.numpy_dtype), np.dtype(np.float16)}
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype in _VIA_FLOAT32:
-        return _matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        r = _matmul(a.astype(np.float32), b.astype(np.float32))
+        with np.errstate(over="ignore"):  # rounding a large product to half gives inf, silently, as in PyTorch
+            return r.astype(a.dtype)
     return _matmul(a, b)
 
 

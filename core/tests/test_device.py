@@ -66,3 +66,13 @@ def test_default_device_and_context_manager() -> None:
 def test_device_argument_conversion_errors() -> None:
     with pytest.raises(TypeError, match="device"):
         torchplug.empty(2, device=3.5)
+
+
+def test_device_named_copy_methods_follow_the_registered_backends():
+    x = torchplug.ones(2)
+    m = x.meta()
+    assert m.is_meta and m.meta() is m and x.cpu() is x
+    with pytest.raises(RuntimeError, match="Invalid device, must be meta device"):
+        x.meta("cpu")
+    with pytest.raises(AttributeError, match="no attribute 'quantum'"):
+        x.quantum()

@@ -120,6 +120,28 @@ def make_tensor(payload: Any, dtype: D.dtype, dev: device, keyset: int, storage:
     return t
 
 
+def _device_copy(t: Tensor, dev_type: str) -> Any:
+    """``t.cuda(device=None, non_blocking=False, memory_format=...)`` for device type ``dev_type``."""
+
+    def copy_to(device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+        if device is None:
+            target: Any = dev_type
+        elif isinstance(device, int):
+            target = f"{dev_type}:{device}"
+        else:
+            target = device if isinstance(device, str) else str(device)
+            if target.split(":")[0] != dev_type:
+                raise RuntimeError(f"Invalid device, must be {dev_type} device")
+        kwargs = {"non_blocking": non_blocking}
+        if memory_format is not None:
+            kwargs["memory_format"] = memory_format
+        return t.to(target, **kwargs)
+
+    copy_to.__name__ = dev_type
+    copy_to.__doc__ = f"A copy of this tensor on the {dev_type} device (``self`` if already there)."
+    return copy_to
+
+
 class Tensor:
     """A multi-dimensional array on a device, dispatched through the operator registry.
 
@@ -219,14 +241,17 @@ class Tensor:
         return backend_for(self._device.type).is_host
 
     def __getattr__(self, name: str) -> Any:
-        # ``is_cuda``, ``is_mps``, ... for every registered or well-known device type, without
-        # the core naming any of them.
-        if name.startswith("is_"):
-            from ._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
+        # ``is_cuda``, ``is_mps``, ... and the ``.cuda()``, ``.mps()`` copies for every registered or
+        # well-known device type, without the core naming any of them (PyTorch generates the same
+        # methods for a renamed PrivateUse1 backend).
+        from ._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
 
+        if name.startswith("is_"):
             dev_type = name[3:]
             if dev_type in registered_backends() or dev_type in WELL_KNOWN_DEVICE_TYPES:
                 return self._device.type == dev_type
+        elif name in registered_backends() or name in WELL_KNOWN_DEVICE_TYPES:
+            return _device_copy(self, name)
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
     @property

@@ -220,3 +220,14 @@ def test_dlpack_in_emulation_shares_host_memory(emulated):
 
 def test_state_binds_one_device_object_per_index(emulated):
     assert _state.device(1) is _state.device(1) and _state.device(1) == torch.device("cuda:1")
+
+
+def test_tensor_cuda_method_copies_to_the_device(emulated):
+    x = torch.arange(4.0)
+    y = x.cuda()
+    assert y.is_cuda and y.device == torch.device("cuda:0") and y.cuda() is y
+    assert x.cuda(1).device == torch.device("cuda:1")
+    assert x.cuda("cuda:1").device.index == 1
+    np.testing.assert_array_equal(y.cpu().numpy(), x.numpy())
+    with pytest.raises(RuntimeError, match="Invalid device, must be cuda device"):
+        x.cuda("cpu")

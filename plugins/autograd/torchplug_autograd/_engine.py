@@ -45,6 +45,8 @@ def sum_to(g: Tensor, shape: Sequence[int]) -> Tensor:
     for i, s in enumerate(shape):
         if s == 1 and gshape[lead + i] != 1:
             dims.append(lead + i)
+    if lead and len(dims) == lead:  # only leading dims (a bias's gradient): one sum, no reshape
+        return g.sum(dims)
     if dims:
         g = g.sum(dims, keepdim=True)
     if lead:

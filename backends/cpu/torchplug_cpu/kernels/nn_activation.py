@@ -291,7 +291,9 @@ def threshold_backward(grad_output, self, threshold):
     npdt = dt.numpy_dtype
     if g.dtype != npdt:
         g = g.astype(npdt)
-    # relu's backward, the hot path: g times the kept mask is ~3x faster than np.where; it differs
+    if x.size < 4096:  # small: one select beats the four calls below
+        return fresh(np.where(x <= threshold, npdt.type(0), g))
+    # relu's backward on activations: g times the kept mask is ~3x faster than np.where; it differs
     # only where a dropped position holds inf/NaN (0*inf), which the exact select then redoes.
     keep = np.less_equal(x, threshold)
     np.logical_not(keep, out=keep)  # NaN inputs are kept, as in PyTorch's `x <= t ? 0 : g`

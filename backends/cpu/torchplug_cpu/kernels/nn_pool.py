@@ -83,43 +83,70 @@ def _window_offsets(sp, out_sp, k, s, p, d):
     return found
 
 
+_ORIGINS: dict = {}  # (planes, H, W, kernel, output plane) -> flat window origins, over all planes and per plane
+
+
+def _origins(planes: int, height: int, width: int, k, out_sp) -> tuple[np.ndarray, np.ndarray]:
+    key = (planes, height, width, tuple(k), tuple(out_sp))
+    found = _ORIGINS.get(key)
+    if found is None:
+        (kh, kw), (oh, ow) = k, out_sp
+        plane = (np.arange(oh, dtype=_I64)[:, None] * (kh * width) + np.arange(ow, dtype=_I64) * kw).reshape(-1)
+        every = ((np.arange(planes, dtype=_I64) * (height * width))[:, None] + plane).reshape(-1)
+        if len(_ORIGINS) > 64:
+            _ORIGINS.clear()
+        _ORIGINS[key] = found = (every, np.tile(plane, planes))
+    return found
+
+
 def _tiled_max2d(x: np.ndarray, k, out_sp):
     """2-d max pooling whose windows tile the input (stride == kernel, no padding or dilation).
 
-    Separable: the first maximum along each window row, then the first row holding the window's
-    maximum (strictly greater wins, so ties keep PyTorch's row-major scan order).  Returns None
-    when a window holds a NaN (PyTorch then picks the last NaN; the general path does that).
+    Separable and shift-based, so every pass runs over one long contiguous run (NumPy is slow on
+    the short strided rows of small feature maps): pass 1 compares each element with its right
+    neighbours within a window row (first maximum wins), pass 2 compares those row maxima with
+    the rows below (strictly greater wins, so ties keep PyTorch's row-major scan order); the
+    window origins are then gathered.  Elements whose shifted neighbours cross a row or plane are
+    computed but never gathered.  Returns None when a window holds a NaN (PyTorch then picks the
+    last NaN; the general path does that).
     """
     (kh, kw), (oh, ow) = k, out_sp
-    width = x.shape[-1]
-    x = x[..., : oh * kh, : ow * kw]  # floor mode drops the rest
+    height, width = x.shape[-2:]
     lead = x.shape[:-2]
-    rows = x.reshape(lead + (oh * kh, ow, kw))
-    m, col = rows[..., 0], None  # per window row: maximum and the column of its first occurrence
+    planes = math.prod(lead)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    n1 = flat.size - (kw - 1)
+    m, col = flat[:n1], None  # per window-row start: maximum over the row, and its first column
     for j in range(1, kw):
-        v = rows[..., j]
+        v = flat[j : j + n1]
         gt = np.greater(v, m)
-        col = gt if col is None and j == 1 else np.where(gt, j, col if col is not None else 0)
+        col = gt if j == 1 else np.where(gt, j, col)
         m = np.maximum(m, v)
-    m = m.reshape(lead + (oh, kh, ow))
-    if col is not None:
-        col = col.reshape(lead + (oh, kh, ow))
-    best, row = m[..., 0, :], None
-    csel = col[..., 0, :] if col is not None else None
+    n2 = n1 - (kh - 1) * width
+    best, row = m[:n2], None
     for i in range(1, kh):
-        v = m[..., i, :]
+        v = m[i * width : i * width + n2]
         gt = np.greater(v, best)
-        row = gt if row is None and i == 1 else np.where(gt, i, row if row is not None else 0)
-        if col is not None:
-            csel = np.where(gt, col[..., i, :], csel)
+        row = gt if i == 1 else np.where(gt, i, row)
         best = np.maximum(best, v)
-    if best.dtype.kind == "f" and np.isnan(best).any():
+    at, plane = _origins(planes, height, width, (kh, kw), (oh, ow))
+    out = best.take(at)
+    if out.dtype.kind == "f" and np.isnan(out).any():
         return None
-    base, _ = _window_offsets((x.shape[-2], width), (oh, ow), (kh, kw), (kh, kw), (0, 0), (1, 1))
-    idx = base + (csel if csel is not None else 0)
+    idx = plane.copy()
     if row is not None:
-        idx = idx + row * width if row.dtype != np.bool_ else idx + row.astype(_I64) * width
-    return np.ascontiguousarray(best), idx.astype(_I64, copy=False)
+        r = row.take(at)
+        idx += r * width if r.dtype != np.bool_ else r.astype(_I64) * width
+    if col is not None:
+        if row is None:
+            idx += col.take(at)
+        else:  # the column of the chosen row: gather each row's column, select by r
+            c = col.take(at)
+            for i in range(1, kh):
+                c = np.where(r == i, col.take(at + i * width), c)
+            idx += c
+    shape = lead + (oh, ow)
+    return out.reshape(shape), idx.reshape(shape)
 
 
 def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, dilation, ceil_mode):

@@ -106,7 +106,7 @@ _GLOBALS = {
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
-    "_next_seq": G.SEQ.__next__,
+    "_next_seq": G.SEQ.__next__, "_Tensor": Tensor,
 }
 
 
@@ -139,7 +139,9 @@ def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_overrid
         elif a.type.base == "Tensor" and not a.type.is_list:
             values.append(local)
             plain = not a.type.optional and not entry.wrapped_numbers
-            versions.append(f"{local}._storage.version" if plain else f"_ver({local})")
+            # wrapped numbers may arrive as Python scalars: only they take the _ver call
+            versions.append(f"{local}._storage.version" if plain else
+                            f"({local}._storage.version if {local}.__class__ is _Tensor else _ver({local}))")
         else:
             values.append(local)
             versions.append("None")

@@ -190,6 +190,8 @@ def _same_unary(name: str, fn: Any, *, int_fn: Any = None, bool_error: Any = Non
 
     def kernel(self: Tensor) -> Tensor:
         dt = self._dtype
+        if dt in _PLAIN:  # fast path: float32/64 compute in their own dtype and never warn here
+            return wrap(fn(self._data))
         if dt is _BOOL and bool_error is not None:
             raise bool_error(dt)
         if dt in COMPLEX and complex_error is not None:

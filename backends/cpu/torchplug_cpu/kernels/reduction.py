@@ -30,6 +30,9 @@ _SUM = np.add.reduce
 _PROD = np.multiply.reduce
 
 
+_PLAIN = frozenset((D.float32, D.float64))
+
+
 def _acc(dt: D.dtype) -> np.dtype:
     """The accumulation dtype for results of dtype ``dt``."""
     return F32 if dt in HALF else dt.numpy_dtype
@@ -67,6 +70,13 @@ def _accumulating(self: Tensor, dtype: D.dtype | None) -> tuple[np.ndarray, D.dt
 
 @TABLE.impl("aten::sum")
 def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype | None = None) -> Tensor:
+    if dim is None and dtype is None and not keepdim and self._dtype in _PLAIN:  # fast path: a full float sum
+        x = self._data
+        tok = quiet()  # float32 overflow gives inf, silently as in PyTorch
+        try:
+            return wrap(_SUM(x, axis=None, dtype=x.dtype))
+        finally:
+            loud(tok)
     x, dt = _accumulating(self, dtype)
     tok = quiet()
     try:

@@ -36,6 +36,9 @@ def _blas_threads(n: int | None) -> int:
 
     if n is not None:
         threadpool_limits(limits=n, user_api="blas")  # stays in force: torch.set_num_threads is global too
+        from .kernels.pointwise import reset_axpy
+
+        reset_axpy()  # whether the optimizer fast path may use SciPy's BLAS depends on its threads
     pools = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
     return max(pools) if pools else 1
 

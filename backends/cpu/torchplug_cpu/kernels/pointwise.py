@@ -801,13 +801,28 @@ def _operand_for(self: Tensor, other: Any, alpha: Any = 1) -> Any:
 
 def _blas_axpy() -> dict[np.dtype, Any]:
     """BLAS ``axpy`` (y += a*x, in place) per dtype, or nothing where BLAS is not available for
-    this array type (e.g. when these kernels are instantiated for another array library)."""
+    this array type (e.g. when these kernels are instantiated for another array library).
+
+    Only while SciPy's BLAS runs one thread: it is a second OpenBLAS beside NumPy's, and two
+    thread pools spinning on a small machine made a training step 10x slower (measured on 2
+    vCPUs).  ``reset_axpy`` re-decides after ``torchplug.set_num_threads``.
+    """
     try:
         from scipy.linalg import blas
+        from threadpoolctl import threadpool_info
 
+        scipy_pools = [p for p in threadpool_info() if p.get("user_api") == "blas" and "scipy.libs" in p["filepath"]]
+        if any(p["num_threads"] != 1 for p in scipy_pools):
+            return {}
         return {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
     except Exception:  # noqa: BLE001 - the generic path below still computes the right result
         return {}
+
+
+def reset_axpy() -> None:
+    """Forget the axpy decision (the BLAS thread counts changed)."""
+    global _AXPY
+    _AXPY = None
 
 
 _AXPY: dict[np.dtype, Any] | None = None

@@ -390,7 +390,20 @@ def alias(self: Tensor) -> Tensor:
 
 
 # ---- splitting and joining ----------------------------------------------------------------------
+def _multi_views(outs: list[Tensor], name: str) -> list[Tensor]:
+    """Mark the outputs of a function returning several views (PyTorch's MULTI_OUTPUT_NODE): with
+    autograd on, writing to one of them in place is refused (by the autograd plugin's check)."""
+    if outs and outs[0]._requires_grad:
+        for i, t in enumerate(outs):
+            t.__dict__["_multi_view"] = (name, i)
+    return outs
+
+
 def split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+    return _multi_views(_split(self, split_size, dim), "Split")
+
+
+def _split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
     d = _wrap_dim(dim, self.dim())
     size = self.shape[d]
     if split_size <= 0 and size != 0:
@@ -411,7 +424,7 @@ def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> 
     for s in split_sizes:
         out.append(A.narrow(self, d, start, s))
         start += s
-    return out
+    return _multi_views(out, "SplitWithSizes")
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
@@ -421,13 +434,13 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     size = self.shape[d]
     split_size = (size + chunks - 1) // chunks
     if split_size == 0 and size == 0:
-        return [A.narrow(self, d, 0, 0) for _ in range(chunks)]
+        return _multi_views([A.narrow(self, d, 0, 0) for _ in range(chunks)], "Split")
     return split(self, split_size, d)
 
 
 def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
     d = _wrap_dim(dim, self.dim())
-    return [A.select(self, d, i) for i in range(self.shape[d])]
+    return _multi_views([A.select(self, d, i) for i in range(self.shape[d])], "Unbind")
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

@@ -18,6 +18,7 @@ from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from ._dispatch.tls import tls
 from ._schemas import expand_table
+from ._tensor import autograd_hooks
 from .library import Library
 
 __all__ = ["register_core", "CORE_OWNER"]
@@ -64,7 +65,14 @@ def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     # inner copy_) must not bump versions or record autograd again.
     below = ~(K.AUTOGRAD_BAND | (1 << K.AD_INPLACE_OR_VIEW_BIT))
 
+    hooks = autograd_hooks
+
     def kernel(ks: int, *args: Any) -> Any:
+        check = hooks.check_view_write
+        if check is not None:
+            for i in written:
+                if getattr(args[i], "_base", None) is not None:  # lists (foreach ops) and None have none
+                    check(args[i])
         old = tls.mask
         tls.mask = old & below
         try:

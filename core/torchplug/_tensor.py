@@ -61,6 +61,9 @@ class _AutogradHooks:
         self.status = "not loaded"  # e.g. "blocked by TORCHPLUG_BLOCK_PLUGINS"
         # The plugin's Tensor-side API (backward, register_hook, retain_grad, ...); None until loaded.
         self.tensor_api: Any = None
+        # (view) -> None, raising when writing in place to this view is not allowed (a view made
+        # under no_grad, an output of unbind/split); the core's ADInplaceOrView kernel calls it.
+        self.check_view_write: Any = None
 
     def _missing(self, what: str) -> RuntimeError:
         if self.status == "not loaded":

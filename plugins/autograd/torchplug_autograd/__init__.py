@@ -28,10 +28,12 @@ def torchplug_configure(ctx: Any) -> None:
     from torchplug._tensor import autograd_hooks
 
     from . import _tensor_api, autograd
+    from ._views import check_view_write
 
     ctx.expose("autograd", autograd)
     for name in _GRAD_MODE_NAMES:
         ctx.expose(name, getattr(autograd, name))
     autograd_hooks.set_requires_grad = _tensor_api.set_requires_grad
     autograd_hooks.tensor_api = _tensor_api
+    autograd_hooks.check_view_write = check_view_write
     autograd_hooks.status = "loaded"

@@ -16,7 +16,8 @@ from torchplug._tensor import Tensor
 
 from . import _graph as G
 
-__all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices"]
+__all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices",
+           "check_view_write"]
 
 
 def _T() -> Any:
@@ -144,3 +145,33 @@ def refresh_view(t: Tensor) -> None:
         return
     G.set_history(t, _view_node(t, base), 0)
     t.__dict__["_vv"] = t._storage.version
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked)."
+)
+
+
+def check_view_write(view: Tensor) -> None:
+    """PyTorch's refusals before an in-place write to a view (the core calls this for every view
+    written in place): with grad mode on, a view of a base that requires grad must have been
+    made with grad mode on, and must not be one of several views one function returned."""
+    from ._state import STATE
+
+    if not STATE.grad_enabled:
+        return
+    if not view._requires_grad:
+        if view._base._requires_grad:
+            raise RuntimeError(_NO_GRAD_VIEW)
+        return
+    marked = view.__dict__.get("_multi_view") if view.__dict__ else None
+    if marked is not None:
+        name, nr = marked
+        raise RuntimeError(
+            f"Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function "
+            "that returns multiple views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )

@@ -1,0 +1,199 @@
+"""Derivative formulas of the NN ``*_backward`` ops, for higher-order gradients (``create_graph``).
+
+Most backward ops are linear in their incoming gradient and piecewise constant in ``self``
+(pooling, padding, upsampling, losses, piecewise-linear activations): the gradient w.r.t. the
+incoming gradient is the adjoint of the op — the op itself for elementwise ones, the forward op
+for pooling, padding, upsampling and nll — and ``self`` gets zeros, as in PyTorch's
+derivatives.yaml.  Smooth activations differentiate ``self`` through ``f''``; the softmax
+family through the closed forms below.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torchplug as T
+from torchplug._dispatch.dispatcher import DISPATCHER
+
+from ._rules import rule
+
+__all__: list[str] = []
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_K = math.sqrt(2.0 / math.pi)  # gelu's tanh approximation: tanh(_K * (x + _C * x^3))
+_C = 0.044715
+
+# Elementwise backward ops g * f'(x) with f'' = 0 almost everywhere: the op is its own adjoint in g.
+_ELEMENTWISE = (
+    "hardtanh_backward", "leaky_relu_backward", "hardshrink_backward", "softshrink_backward",
+    "hardsigmoid_backward", "native_dropout_backward",
+)
+# Backward ops of linear forward ops (pooling, padding, upsampling, nll): the gradient w.r.t. their
+# incoming gradient is the forward op applied to the new gradient (the adjoint of the adjoint).
+_ADJOINT_OF = {
+    "avg_pool2d_backward": "avg_pool2d", "avg_pool3d_backward": "avg_pool3d",
+    "reflection_pad1d_backward": "reflection_pad1d", "reflection_pad2d_backward": "reflection_pad2d",
+    "reflection_pad3d_backward": "reflection_pad3d", "replication_pad1d_backward": "replication_pad1d",
+    "replication_pad2d_backward": "replication_pad2d", "replication_pad3d_backward": "replication_pad3d",
+    "upsample_nearest1d_backward": "upsample_nearest1d", "upsample_nearest2d_backward": "upsample_nearest2d",
+    "upsample_nearest3d_backward": "upsample_nearest3d",
+    "_upsample_nearest_exact1d_backward": "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact2d_backward": "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact3d_backward": "_upsample_nearest_exact3d",
+    "upsample_linear1d_backward": "upsample_linear1d", "upsample_bilinear2d_backward": "upsample_bilinear2d",
+    "upsample_trilinear3d_backward": "upsample_trilinear3d",
+    "nll_loss_backward": "nll_loss_forward", "nll_loss2d_backward": "nll_loss2d_forward",
+}
+
+
+def _schema_names(op: str) -> list[str]:
+    return [a.name for a in DISPATCHER.find(f"aten::{op}").schema.arguments]
+
+
+def _with_self_zeros(op: str, rest: list[str], grad_of_grad: Any) -> None:
+    """Register ``op``'s rule: ``grad_of_grad(new_grad, saved)`` for its first input; ``self`` (if an
+    argument) gets zeros (piecewise constant in ``self``), everything else (indices, targets,
+    masks, weights, sizes) none — as PyTorch's derivatives.yaml."""
+    has_self = "self" in rest
+    first = _schema_names(op)[0]
+
+    def formula(n: Any, g: Any, *saved: Any) -> tuple[Any, ...]:
+        grad = n[0] and grad_of_grad(g, saved)
+        if not has_self:
+            return (grad,)
+        return grad, n[1] and T.zeros_like(saved[rest.index("self")])
+
+    formula.__name__ = f"{op}_backward"
+    rule(op, saves=", ".join(rest), inputs=first + (", self" if has_self else ""))(formula)
+
+
+def _elementwise_rule(op: str) -> None:
+    call = DISPATCHER.entry(f"aten::{op}").call
+    _with_self_zeros(op, _schema_names(op)[1:], lambda g, saved: call(g, *saved))
+
+
+def _adjoint_rule(op: str, forward: str) -> None:
+    rest = _schema_names(op)[1:]
+    picks = [rest.index(name) for name in _schema_names(forward)[1:]]  # the forward's arguments, by name
+    call = DISPATCHER.entry(f"aten::{forward}").call
+    multi = len(DISPATCHER.find(f"aten::{forward}").schema.returns) > 1  # nll_loss_forward: (output, total_weight)
+
+    def grad_of_grad(g: Any, saved: tuple[Any, ...]) -> Any:
+        out = call(g, *(saved[i] for i in picks))
+        return out[0] if multi else out
+
+    _with_self_zeros(op, rest, grad_of_grad)
+
+
+for _op in _ELEMENTWISE:
+    _elementwise_rule(_op)
+for _op, _forward in _ADJOINT_OF.items():
+    _adjoint_rule(_op, _forward)
+
+
+def _gather_at(g: Any, indices: Any, dims: int) -> Any:
+    """``g``'s values at the flat per-plane ``indices`` of a max pooling (its forward selection)."""
+    flat = g.flatten(start_dim=g.dim() - dims)
+    return flat.gather(-1, indices.flatten(start_dim=indices.dim() - dims)).view(list(indices.shape))
+
+
+@rule("max_pool2d_with_indices_backward", saves="self, indices", inputs="grad_output, self")
+def max_pool2d_with_indices_backward(n, g, self, indices):
+    return n[0] and _gather_at(g, indices, 2), n[1] and T.zeros_like(self)
+
+
+@rule("max_pool3d_with_indices_backward", saves="self, indices", inputs="grad_output, self")
+def max_pool3d_with_indices_backward(n, g, self, indices):
+    return n[0] and _gather_at(g, indices, 3), n[1] and T.zeros_like(self)
+
+
+@rule("adaptive_max_pool2d_backward", saves="self, indices", inputs="grad_output, self")
+def adaptive_max_pool2d_backward(n, g, self, indices):
+    return n[0] and _gather_at(g, indices, 2), n[1] and T.zeros_like(self)
+
+
+_adaptive_avg_pool2d = DISPATCHER.entry("aten::_adaptive_avg_pool2d").call
+
+
+@rule("_adaptive_avg_pool2d_backward", saves="self, grad_output.shape", inputs="grad_output, self")
+def adaptive_avg_pool2d_backward(n, g, self, out_shape):
+    return n[0] and _adaptive_avg_pool2d(g, list(out_shape[-2:])), n[1] and T.zeros_like(self)
+
+
+# ---- smooth activations: act_backward(g, x) = g * f'(x), so d/dx = new_grad * g * f''(x) -----------------
+_silu_backward = DISPATCHER.entry("aten::silu_backward").call
+_gelu_backward = DISPATCHER.entry("aten::gelu_backward").call
+_softplus_backward = DISPATCHER.entry("aten::softplus_backward").call
+_log_sigmoid_backward = DISPATCHER.entry("aten::log_sigmoid_backward").call
+_hardswish_backward = DISPATCHER.entry("aten::hardswish_backward").call
+
+
+@rule("silu_backward", saves="grad_output, self", inputs="grad_output, self")
+def silu_backward(n, gg, grad_output, self):
+    s = self.sigmoid()
+    return (n[0] and _silu_backward(gg, self),
+            n[1] and gg * grad_output * s * (1 - s) * (2 + self * (1 - 2 * s)))
+
+
+@rule("gelu_backward", saves="grad_output, self, approximate", inputs="grad_output, self")
+def gelu_backward(n, gg, grad_output, self, approximate):
+    if not n[1]:
+        return _gelu_backward(gg, self, approximate=approximate), None
+    if approximate == "tanh":
+        x2 = self * self
+        t = (_K * (self + _C * x2 * self)).tanh()
+        du = _K * (1 + 3 * _C * x2)
+        d2u = _K * 6 * _C * self
+        second = (1 - t * t) * (du + 0.5 * self * (d2u - 2 * t * du * du))
+    else:
+        second = (-0.5 * self * self).exp() * _INV_SQRT_2PI * (2 - self * self)
+    return n[0] and _gelu_backward(gg, self, approximate=approximate), gg * grad_output * second
+
+
+@rule("softplus_backward", saves="grad_output, self, beta, threshold", inputs="grad_output, self")
+def softplus_backward(n, gg, grad_output, self, beta, threshold):
+    if not n[1]:
+        return _softplus_backward(gg, self, beta, threshold), None
+    s = (self * beta).sigmoid()
+    second = T.where(self * beta > threshold, T.zeros_like(s), beta * s * (1 - s))
+    return n[0] and _softplus_backward(gg, self, beta, threshold), gg * grad_output * second
+
+
+@rule("log_sigmoid_backward", saves="grad_output, self, buffer", inputs="grad_output, self")
+def log_sigmoid_backward(n, gg, grad_output, self, buffer):
+    s = self.sigmoid()
+    return n[0] and _log_sigmoid_backward(gg, self, buffer), n[1] and -(gg * grad_output * s * (1 - s))
+
+
+@rule("hardswish_backward", saves="grad_output, self", inputs="grad_output, self")
+def hardswish_backward(n, gg, grad_output, self):
+    if not n[1]:
+        return _hardswish_backward(gg, self), None
+    inside = (self > -3.0) & (self < 3.0)
+    second = T.where(inside, gg * grad_output / 3.0, T.zeros_like(self))
+    return n[0] and _hardswish_backward(gg, self), second
+
+
+# ---- softmax family ---------------------------------------------------------------------------------------
+_softmax_backward_data = DISPATCHER.entry("aten::_softmax_backward_data").call
+
+
+@rule("_softmax_backward_data", saves="grad_output, output, dim, input_dtype", inputs="grad_output, output")
+def softmax_backward_data(n, gg, grad_output, output, dim, input_dtype):
+    # f = y * (go - sum(go * y)):  d/dgo is the same op on gg;  d/dy = gg * (go - s) - go * sum(gg * y)
+    grad_go = n[0] and _softmax_backward_data(gg, output, dim, input_dtype)
+    grad_y = None
+    if n[1]:
+        s = (grad_output * output).sum(dim, keepdim=True)
+        grad_y = gg * (grad_output - s) - grad_output * (gg * output).sum(dim, keepdim=True)
+    return grad_go, grad_y
+
+
+@rule("_log_softmax_backward_data", saves="grad_output, output, dim, input_dtype", inputs="grad_output, output")
+def log_softmax_backward_data(n, gg, grad_output, output, dim, input_dtype):
+    # f = go - exp(y) * sum(go):  d/dgo = gg - sum(gg * exp(y));  d/dy = -gg * exp(y) * sum(go)
+    p = output.exp()
+    grad_go = n[0] and gg - (gg * p).sum(dim, keepdim=True)
+    grad_y = n[1] and -(gg * p * grad_output.sum(dim, keepdim=True))
+    return grad_go, grad_y

@@ -65,3 +65,36 @@ def test_hessian_vector_product_matches_torch(name):
         results.append((g.detach().numpy(), hv.numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-9, atol=1e-11)
+
+
+CONV = {
+    "conv2d": (lambda m, F, x, w, b: F.conv2d(x, w, b, padding=1), (2, 3, 5, 5), (4, 3, 3, 3)),
+    "conv2d_strided_groups": (lambda m, F, x, w, b: F.conv2d(x, w, b, stride=2, groups=3), (1, 3, 6, 6), (6, 1, 2, 2)),
+    "conv1d_dilated": (lambda m, F, x, w, b: F.conv1d(x, w, b, dilation=2), (2, 2, 9), (3, 2, 3)),
+    "conv_transpose2d": (lambda m, F, x, w, b: F.conv_transpose2d(x, w, b, stride=2), (1, 3, 3, 3), (3, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV))
+def test_convolution_gradgradcheck(name):
+    fn, xs, ws = CONV[name]
+    bias = ws[1] * (3 if "groups" in name else 1) if "transpose" in name else ws[0]
+    args = [tp.tensor(_input(s, seed=i), dtype=tp.float64, requires_grad=True)
+            for i, s in enumerate((xs, ws, (bias,)))]
+    assert tp.autograd.gradgradcheck(lambda x, w, b: fn(tp, tp.nn.functional, x, w, b) ** 2, args)
+
+
+@pytest.mark.parametrize("name", sorted(CONV))
+def test_convolution_gradient_penalty_matches_torch(name):
+    fn, xs, ws = CONV[name]
+    bias = ws[1] if "transpose" in name else ws[0]
+    values = [_input(s, seed=i) for i, s in enumerate((xs, ws, (bias,)))]
+    results = []
+    for m in (tp, torch):
+        x, w, b = (m.tensor(v, dtype=m.float64, requires_grad=True) for v in values)
+        out = fn(m, m.nn.functional, x, w, b)
+        (gx,) = m.autograd.grad((out * out).sum(), x, create_graph=True)
+        (gx * gx).sum().backward()  # a WGAN-GP style penalty on the input gradient
+        results.append([t.grad.numpy() for t in (x, w, b)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)

@@ -197,3 +197,37 @@ def log_softmax_backward_data(n, gg, grad_output, output, dim, input_dtype):
     grad_go = n[0] and gg - (gg * p).sum(dim, keepdim=True)
     grad_y = n[1] and -(gg * p * grad_output.sum(dim, keepdim=True))
     return grad_go, grad_y
+
+
+# ---- convolution ------------------------------------------------------------------------------------------
+_convolution = DISPATCHER.entry("aten::convolution").call
+_convolution_backward = DISPATCHER.entry("aten::convolution_backward").call
+
+
+@rule("convolution_backward",
+      saves="grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups",
+      inputs="grad_output, input, weight")
+def convolution_backward(n, gg, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+                         groups):
+    # y = B(x, w) + b is bilinear in (x, w): its backward is gi = B_x^T(g; w), gw = B_w^T(g; x), gb = sum(g).
+    # Hence d/dg = B(ggi, w) + B(x, ggw) + ggb,  d/dx = B_x^T(g; ggw),  d/dw = B_w^T(g; ggi) — the same
+    # convolution ops with the same flags (transposed ones included).
+    ggi, ggw, ggb = gg
+    conf = (stride, padding, dilation, transposed, output_padding, groups)
+    g_out = None
+    if n[0]:
+        if ggi is not None:
+            g_out = _convolution(ggi, weight, None, *conf)
+        if ggw is not None:
+            part = _convolution(input, ggw, None, *conf)
+            g_out = part if g_out is None else g_out + part
+        if ggb is not None:
+            part = ggb.reshape([1, -1] + [1] * (grad_output.dim() - 2)).expand(list(grad_output.shape))
+            g_out = part if g_out is None else g_out + part
+    g_in = None
+    if n[1] and ggw is not None:
+        g_in = _convolution_backward(grad_output, input, ggw, None, *conf, [True, False, False])[0]
+    g_w = None
+    if n[2] and ggi is not None:
+        g_w = _convolution_backward(grad_output, ggi, weight, None, *conf, [False, True, False])[1]
+    return g_out, g_in, g_w

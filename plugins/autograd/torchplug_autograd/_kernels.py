@@ -240,21 +240,33 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     checks = [f"{e[1:]} == (None,) * len({e[1:]})" if e.startswith("*") else f"{e} is None" for e in edge_names]
     body.append(f"if {' and '.join(checks) or 'True'}:\n    return result")
     outs = ["result"] if n_out == 1 else [f"result[{k}]" for k in range(n_out)]
+    # Multi-output ops may leave outputs undefined (None: convolution_backward's output_mask).
+    optional = n_out > 1 and (any(r.type.optional for r in schema.returns) or entry.name.endswith("_backward"))
     first = outs[diff_outs[0]] if diff_outs else "result"
-    body.append(f"if {first}._dtype not in _DIFF:\n    return result")
+    if optional:
+        present = " or ".join(f"({o} is not None and {o}._dtype in _DIFF)" for o in (outs[k] for k in diff_outs))
+        body.append(f"if not ({present or 'False'}):\n    return result")
+    else:
+        body.append(f"if {first}._dtype not in _DIFF:\n    return result")
     # Slots are filled directly (no __init__ call): this runs once per recorded op.
     body += [
         "node = _new(_Node)",
         f"node._next = ({', '.join(edge_names)},)",
         f"node._saved = ({', '.join(values)},)" if values else "node._saved = ()",
         f"node._versions = ({', '.join(versions)},)" if any(v != "None" for v in versions) else "node._versions = ()",
-        f"node._shape = {outs[0]}._data.shape",
-        f"node._dtype = {outs[0]}._dtype",
+        (f"node._shape = {outs[0]}._data.shape if {outs[0]} is not None else ()" if optional
+         else f"node._shape = {outs[0]}._data.shape"),
+        (f"node._dtype = {outs[0]}._dtype if {outs[0]} is not None else None" if optional
+         else f"node._dtype = {outs[0]}._dtype"),
         "node._seq = _next_seq()",
         "node._hooks = None",
     ]
     if n_out > 1:
-        meta = ", ".join(f"{k}: ({outs[k]}._data.shape, {outs[k]}._dtype)" for k in range(1, n_out))
+        if optional:  # an undefined output has no metadata: nothing is materialized for it
+            meta = ", ".join(f"{k}: (({o}._data.shape, {o}._dtype) if {o} is not None else ((), None))"
+                             for k, o in ((k, outs[k]) for k in range(1, n_out)))
+        else:
+            meta = ", ".join(f"{k}: ({outs[k]}._data.shape, {outs[k]}._dtype)" for k in range(1, n_out))
         body.append(f"node._extra = {{'out_meta': {{{meta}}}}}")
     else:
         body.append("node._extra = None")
@@ -263,12 +275,15 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         body.append("if _S.saved_hooks:\n    _pack(node)")
     for k in diff_outs:
         o = outs[k]
-        body += [
+        marks = [
             f"{o}._grad_fn = node",
             f"{o}._autograd_meta = {k}",
             f"{o}._requires_grad = True",
             f"{o}._keyset |= ({o}._keyset & _BB) << _SH",
         ]
+        if optional:
+            marks = [f"if {o} is not None:"] + ["    " + m for m in marks]
+        body += marks
     rets = schema.returns
     if n_out == 1 and rets[0].alias is not None and not rets[0].alias.is_write:
         # A differentiable view: remember the version its history belongs to (see _views.refresh_view).

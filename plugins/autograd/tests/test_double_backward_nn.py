@@ -98,3 +98,25 @@ def test_convolution_gradient_penalty_matches_torch(name):
         results.append([t.grad.numpy() for t in (x, w, b)])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_double_backward_matches_torch(affine):
+    values = [_input((3, 4, 5)), _input((4, 5), seed=1) + 3.0, _input((4, 5), seed=2)]
+    results = []
+    for m in (tp, torch):
+        x, w, b = (m.tensor(v, dtype=m.float64, requires_grad=True) for v in values)
+        out = m.nn.functional.layer_norm(x, [4, 5], w if affine else None, b if affine else None, eps=1e-3)
+        (gx,) = m.autograd.grad((out * out * out).sum(), x, create_graph=True)
+        (gx * gx).sum().backward()
+        results.append([t.grad.numpy() if t.grad is not None else None for t in (x, w, b)])
+    for ours, theirs in zip(*results):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+
+
+def test_layer_norm_gradgradcheck():
+    x = tp.tensor(_input((2, 6)), dtype=tp.float64, requires_grad=True)
+    w = tp.tensor(_input((6,), seed=1), dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradgradcheck(lambda a, b: tp.nn.functional.layer_norm(a, [6], b, None) ** 3, (x, w))

@@ -231,3 +231,54 @@ def convolution_backward(n, gg, grad_output, input, weight, stride, padding, dil
     if n[2] and ggi is not None:
         g_w = _convolution_backward(grad_output, ggi, weight, None, *conf, [False, True, False])[1]
     return g_out, g_in, g_w
+
+
+# ---- layer norm: differentiate a primitive re-expression of its backward ---------------------------------
+def _layer_norm_grads(g, x, weight, dims, eps, mask):
+    """native_layer_norm_backward written with differentiable primitives (mean and rstd recomputed
+    from ``x`` so their dependence on ``x`` is differentiated too)."""
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    gw = g * weight if weight is not None else g
+    outs = [None, None, None]
+    if mask[0]:
+        outs[0] = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True))
+    batch = list(range(x.dim() - len(dims)))
+    if mask[1] and weight is not None:
+        outs[1] = (g * xhat).sum(batch) if batch else g * xhat
+    if mask[2]:
+        outs[2] = g.sum(batch) if batch else g
+    return outs
+
+
+@rule("native_layer_norm_backward", saves="grad_out, input, normalized_shape, rstd, weight, output_mask",
+      inputs="grad_out, input, weight")
+def native_layer_norm_backward(n, gg, grad_out, input, normalized_shape, rstd, weight, output_mask):
+    from ._state import STATE
+    from .autograd import enable_grad, grad
+
+    if STATE.grad_enabled:  # create_graph inside a double backward: the re-expression is detached
+        raise NotImplementedError("third-order derivatives through native_layer_norm_backward are not supported; "
+                                  "differentiate at most twice through layer_norm")
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    with enable_grad():
+        g = grad_out.detach().requires_grad_(bool(n[0]))
+        x = input.detach().requires_grad_(bool(n[1]))
+        w = None if weight is None else weight.detach().requires_grad_(bool(n[2]))
+        # eps is not an argument of the backward op: recover it from the saved rstd (a constant here)
+        xd = input.detach()
+        var = ((xd - xd.mean(dims, keepdim=True)) ** 2).mean(dims, keepdim=True)
+        eps = (rstd.detach().reshape(var.shape) ** -2 - var).mean().item()
+        outs = _layer_norm_grads(g, x, w, dims, max(eps, 0.0), output_mask)
+        pairs = [(o, c) for o, c in zip(outs, gg) if o is not None and c is not None]
+        wanted = [t for t, need in ((g, n[0]), (x, n[1]), (w, n[2])) if need and t is not None]
+        if not pairs or not wanted:
+            return None, None, None
+        found = grad([o for o, _ in pairs], wanted, [c for _, c in pairs], allow_unused=True)
+    found = list(found)
+    result = []
+    for t, need in ((g, n[0]), (x, n[1]), (w, n[2])):
+        result.append(found.pop(0) if need and t is not None else None)
+    return tuple(result)

@@ -76,3 +76,10 @@ def test_device_named_copy_methods_follow_the_registered_backends():
         x.meta("cpu")
     with pytest.raises(AttributeError, match="no attribute 'quantum'"):
         x.quantum()
+
+
+def test_pin_memory_without_an_available_accelerator_says_so():
+    x = torchplug.ones(2)
+    assert not x.is_pinned()
+    with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available."):
+        x.pin_memory()

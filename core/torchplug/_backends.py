@@ -48,6 +48,9 @@ class Backend:
         runtime, allocator, streams, rng: the backend contract's components
             (``torchplug._contract``); left None, the core supplies its defaults.
         device_module_extras: functions replacing names of the generated device module.
+        host_pinning: for accelerators, an object with ``pin(ndarray) -> ndarray`` (a copy in
+            page-locked host memory) and ``is_pinned(ndarray) -> bool``; ``Tensor.pin_memory()``
+            and ``is_pinned()`` reach it.
         intra_op_threads: for host backends, ``(n | None) -> int``: sets the number of threads
             its kernels use inside one op (BLAS) when given ``n``, and returns the current number;
             ``torchplug.set_num_threads``/``get_num_threads`` reach it.
@@ -70,6 +73,7 @@ class Backend:
     rng: Any = None
     device_module_extras: dict[str, Any] = field(default_factory=dict)
     intra_op_threads: Callable[[int | None], int] | None = None
+    host_pinning: Any = None
     plugin: str = ""
     distribution: str = ""
     device_module: Any = None

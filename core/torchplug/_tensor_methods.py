@@ -103,10 +103,61 @@ def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     raise RuntimeError("cpu(): no host backend is installed (pip install torchplug-cpu)")
 
 
+def _host_root(t: Tensor) -> Any:
+    """The host array behind ``t``'s storage (None for a tensor not in host memory)."""
+    from ._backends import backend_for
+
+    return t._storage.data if backend_for(t._device.type).is_host else None
+
+
+def _pinning_backend(device: Any) -> Any:
+    from . import accelerator
+    from ._backends import backend_for
+
+    if device is None:
+        dev = accelerator.current_accelerator(check_available=True)
+        if dev is None:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        device = dev.type
+    backend = backend_for(device if isinstance(device, str) else device.type)
+    if backend.host_pinning is None:
+        raise RuntimeError(f"The '{backend.device_type}' backend cannot pin host memory (it provides no host_pinning).")
+    return backend
+
+
+def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    """A copy of this host tensor in page-locked memory of the current (or given) accelerator,
+    for asynchronous ``to(device, non_blocking=True)`` copies; ``self`` if it already is."""
+    if _host_root(self) is None:
+        raise RuntimeError(f"cannot pin '{self._device.type}' memory: only host (cpu) tensors can be pinned")
+    backend = _pinning_backend(device)
+    if backend.host_pinning.is_pinned(self._storage.data):
+        return self
+    from ._creation import from_numpy
+
+    return from_numpy(backend.host_pinning.pin(self.detach().contiguous().numpy()))
+
+
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    """Whether this host tensor lives in page-locked memory of an accelerator backend."""
+    from ._backends import registered_backends
+
+    root = _host_root(self)
+    if root is None:
+        return False
+    for backend in registered_backends().values():
+        if backend.host_pinning is not None and (device is None or backend.device_type == str(device).split(":")[0]):
+            if backend.host_pinning.is_pinned(root):
+                return True
+    return False
+
+
 def install_tensor_methods() -> None:
     T = Tensor
     T.to = to
     T.cpu = cpu
+    T.pin_memory = pin_memory
+    T.is_pinned = is_pinned
     T.contiguous = contiguous
     T.type = type_
     for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16), ("bfloat16", D.bfloat16),

@@ -231,3 +231,17 @@ def test_tensor_cuda_method_copies_to_the_device(emulated):
     np.testing.assert_array_equal(y.cpu().numpy(), x.numpy())
     with pytest.raises(RuntimeError, match="Invalid device, must be cuda device"):
         x.cuda("cpu")
+
+
+def test_pin_memory_and_pinned_batches(emulated):
+    from torchplug.utils.data import DataLoader, TensorDataset
+
+    x = torch.arange(6.0).reshape(2, 3)
+    pinned = x.pin_memory()
+    assert pinned.is_pinned() and not x.is_pinned() and pinned[0].is_pinned()
+    assert pinned.pin_memory() is pinned and torch.equal(pinned, x)
+    assert pinned.to("cuda", non_blocking=True).device == torch.device("cuda:0")
+    batch = next(iter(DataLoader(TensorDataset(torch.arange(4.0), torch.arange(4)), batch_size=2, pin_memory=True)))
+    assert [t.is_pinned() for t in batch] == [True, True]
+    with pytest.raises(RuntimeError, match="only host \\(cpu\\) tensors can be pinned"):
+        torch.ones(2, device="cuda").pin_memory()

@@ -10,6 +10,7 @@ from torchplug import Backend
 
 from . import _runtime, _state
 from ._allocator import CudaAllocator
+from ._pinning import HostPinning
 from ._rng import CudaRNG
 from ._streams import CudaStreams
 
@@ -91,6 +92,7 @@ def make_backend() -> Backend:
         allocator=CudaAllocator(address_of=_address_of),
         streams=CudaStreams(),
         rng=CudaRNG(),
+        host_pinning=HostPinning(),
     )
     backend.on_registered = _state.bind_backend
     return backend

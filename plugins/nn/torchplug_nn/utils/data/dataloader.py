@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import queue
+import warnings
 from typing import Any
 
 import torchplug
@@ -127,13 +128,40 @@ class DataLoader:
         return int(torchplug.randint(0, 2**62, (), dtype=torchplug.int64, generator=self.generator).item())
 
 
-def _pin(data: Any) -> Any:
-    return data  # host tensors are already usable by every backend here; accepted for compatibility
+def _pin(data: Any, device: str = "") -> Any:
+    """Tensors of a batch (in any nesting of the default collate's containers) in page-locked memory
+    of the accelerator, as PyTorch's pin_memory thread does."""
+    from torchplug import Tensor
+
+    if isinstance(data, Tensor):
+        return data.pin_memory(device or None)
+    if isinstance(data, dict):
+        return type(data)({k: _pin(v, device) for k, v in data.items()})
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_pin(v, device) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin(v, device) for v in data)
+    return data
+
+
+def _pinning(loader: Any) -> bool:
+    """Whether batches get pinned: asked for, and an accelerator that can pin is available."""
+    if not loader.pin_memory:
+        return False
+    from torchplug import accelerator
+
+    dev = loader.pin_memory_device or accelerator.current_accelerator(check_available=True)
+    if not dev:
+        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
+                      "won't be used.", stacklevel=3)
+        return False
+    return True
 
 
 class _SingleProcessIter:
     def __init__(self, loader: DataLoader) -> None:
         self.loader = loader
+        self._pin = _pinning(loader)
         self._sampler_iter = iter(loader._index_sampler)
         # Drawn (as torch does) in every iterator, so one generator gives the same order with or without workers.
         self._base_seed = loader._shared_seed()
@@ -165,11 +193,12 @@ class _SingleProcessIter:
             data = loader.collate_fn(getitems(index) if getitems else [loader.dataset[i] for i in index])
         else:
             data = loader.collate_fn(loader.dataset[index])
-        return _pin(data) if loader.pin_memory else data
+        return _pin(data, loader.pin_memory_device) if self._pin else data
 
 
 class _MultiProcessIter:
     def __init__(self, loader: DataLoader) -> None:
+        self._pin = _pinning(loader)
         ctx = loader.multiprocessing_context
         if ctx is None:
             ctx = multiprocessing.get_context()
@@ -287,7 +316,7 @@ class _MultiProcessIter:
         if isinstance(data, _worker.ExceptionWrapper):
             self._shutdown_workers()
             data.reraise()
-        return _pin(data) if self.loader.pin_memory else data
+        return _pin(data, self.loader.pin_memory_device) if self._pin else data
 
     def _shutdown_workers(self) -> None:
         if self._shutdown:

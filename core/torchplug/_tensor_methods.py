@@ -152,12 +152,20 @@ def is_pinned(self: Tensor, device: Any = None) -> bool:
     return False
 
 
+def _record_stream(self: Tensor, stream: Any) -> None:
+    """Keep this tensor's memory from reuse until work queued on ``stream`` completes."""
+    from ._stream_uses import record_stream
+
+    record_stream(self, stream)
+
+
 def install_tensor_methods() -> None:
     T = Tensor
     T.to = to
     T.cpu = cpu
     T.pin_memory = pin_memory
     T.is_pinned = is_pinned
+    T.record_stream = _record_stream
     T.contiguous = contiguous
     T.type = type_
     for name, dt in (("float", D.float32), ("double", D.float64), ("half", D.float16), ("bfloat16", D.bfloat16),

@@ -245,3 +245,27 @@ def test_pin_memory_and_pinned_batches(emulated):
     assert [t.is_pinned() for t in batch] == [True, True]
     with pytest.raises(RuntimeError, match="only host \\(cpu\\) tensors can be pinned"):
         torch.ones(2, device="cuda").pin_memory()
+
+
+def test_record_stream_holds_memory_until_the_stream_work_completes(emulated, monkeypatch):
+    from torchplug import _stream_uses
+    from torchplug._streams import Event
+
+    side = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    root = x._storage.data
+    x.record_stream(side)
+    x.record_stream(side)  # recorded once
+    pending = [False]
+    monkeypatch.setattr(Event, "query", lambda self: pending[0])
+    before = _stream_uses.held_count()
+    del x
+    gc.collect()
+    assert _stream_uses.held_count() == before + 1
+    assert any(r is root for _, r in _stream_uses._held)  # the buffer is not back in the pool yet
+    pending[0] = True
+    assert _stream_uses.release_completed() == 0
+    with pytest.raises(RuntimeError, match="record a stream of the tensor's own device"):
+        torch.ones(2).record_stream(side)
+    with pytest.raises(TypeError, match="must be a torchplug Stream"):
+        torch.ones(2, device="cuda").record_stream("side")

@@ -120,3 +120,23 @@ def test_layer_norm_gradgradcheck():
     x = tp.tensor(_input((2, 6)), dtype=tp.float64, requires_grad=True)
     w = tp.tensor(_input((6,), seed=1), dtype=tp.float64, requires_grad=True)
     assert tp.autograd.gradgradcheck(lambda a, b: tp.nn.functional.layer_norm(a, [6], b, None) ** 3, (x, w))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_double_backward_matches_torch(training, affine):
+    values = [_input((4, 3, 2, 2)), _input((3,), seed=1) + 2.0, _input((3,), seed=2)]
+    stats = [_input((3,), seed=3), np.abs(_input((3,), seed=4)) + 0.5]
+    results = []
+    for m in (tp, torch):
+        x, w, b = (m.tensor(v, dtype=m.float64, requires_grad=True) for v in values)
+        rm, rv = (m.tensor(v, dtype=m.float64) for v in stats)
+        out = m.nn.functional.batch_norm(x, rm, rv, w if affine else None, b if affine else None,
+                                         training=training, eps=1e-3)
+        (gx,) = m.autograd.grad((out * out * out).sum(), x, create_graph=True)
+        (gx * gx).sum().backward()
+        results.append([t.grad.numpy() if t.grad is not None else None for t in (x, w, b)])
+    for ours, theirs in zip(*results):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)

@@ -233,52 +233,90 @@ def convolution_backward(n, gg, grad_output, input, weight, stride, padding, dil
     return g_out, g_in, g_w
 
 
-# ---- layer norm: differentiate a primitive re-expression of its backward ---------------------------------
-def _layer_norm_grads(g, x, weight, dims, eps, mask):
-    """native_layer_norm_backward written with differentiable primitives (mean and rstd recomputed
-    from ``x`` so their dependence on ``x`` is differentiated too)."""
-    mean = x.mean(dims, keepdim=True)
-    xc = x - mean
-    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+# ---- normalization: differentiate a primitive re-expression of the backward ------------------------------
+def _normalized_grads(g, x, weight, dims, eps, mask, stats=None):
+    """A normalization's backward written with differentiable primitives over ``dims``.
+
+    The statistics are recomputed from ``x`` (so their dependence on ``x`` is differentiated
+    too) unless ``stats`` = (mean, rstd) are constants (batch norm in eval mode).
+    ``weight`` is already shaped to broadcast against ``x``; the parameter gradients reduce over
+    every dim where the weight has size 1.
+    """
+    if stats is None:
+        mean = x.mean(dims, keepdim=True)
+        xc = x - mean
+        rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        mean, rstd = stats
+        xc = x - mean
     xhat = xc * rstd
     gw = g * weight if weight is not None else g
     outs = [None, None, None]
     if mask[0]:
-        outs[0] = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True))
-    batch = list(range(x.dim() - len(dims)))
+        if stats is None:
+            outs[0] = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True))
+        else:
+            outs[0] = gw * rstd
+    param_dims = [d for d in range(x.dim()) if weight is None or weight.shape[d] == 1]
     if mask[1] and weight is not None:
-        outs[1] = (g * xhat).sum(batch) if batch else g * xhat
+        outs[1] = g * xhat
     if mask[2]:
-        outs[2] = g.sum(batch) if batch else g
+        outs[2] = g
+    for k in (1, 2):
+        if outs[k] is not None and param_dims:
+            outs[k] = outs[k].sum(param_dims)
     return outs
+
+
+def _second_order(name, n, gg, grad_out, input, weight, build):
+    """Gradients of <gg, backward(grad_out, input, weight)> through ``build(g, x, w)`` (the
+    primitive re-expression), for the differentiable inputs ``n`` asks for."""
+    from ._state import STATE
+    from .autograd import enable_grad, grad
+
+    if STATE.grad_enabled:  # create_graph inside a double backward: the re-expression is detached
+        raise NotImplementedError(f"third-order derivatives through {name} are not supported; "
+                                  "differentiate at most twice through this normalization")
+    with enable_grad():
+        g = grad_out.detach().requires_grad_(bool(n[0]))
+        x = input.detach().requires_grad_(bool(n[1]))
+        w = None if weight is None else weight.detach().requires_grad_(bool(n[2]))
+        outs = build(g, x, w)
+        pairs = [(o, c) for o, c in zip(outs, gg) if o is not None and c is not None]
+        wanted = [t for t, need in ((g, n[0]), (x, n[1]), (w, n[2])) if need and t is not None]
+        if not pairs or not wanted:
+            return None, None, None
+        found = list(grad([o for o, _ in pairs], wanted, [c for _, c in pairs], allow_unused=True))
+    return tuple(found.pop(0) if need and t is not None else None for t, need in ((g, n[0]), (x, n[1]), (w, n[2])))
 
 
 @rule("native_layer_norm_backward", saves="grad_out, input, normalized_shape, rstd, weight, output_mask",
       inputs="grad_out, input, weight")
 def native_layer_norm_backward(n, gg, grad_out, input, normalized_shape, rstd, weight, output_mask):
-    from ._state import STATE
-    from .autograd import enable_grad, grad
-
-    if STATE.grad_enabled:  # create_graph inside a double backward: the re-expression is detached
-        raise NotImplementedError("third-order derivatives through native_layer_norm_backward are not supported; "
-                                  "differentiate at most twice through layer_norm")
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
-    with enable_grad():
-        g = grad_out.detach().requires_grad_(bool(n[0]))
-        x = input.detach().requires_grad_(bool(n[1]))
-        w = None if weight is None else weight.detach().requires_grad_(bool(n[2]))
-        # eps is not an argument of the backward op: recover it from the saved rstd (a constant here)
-        xd = input.detach()
-        var = ((xd - xd.mean(dims, keepdim=True)) ** 2).mean(dims, keepdim=True)
-        eps = (rstd.detach().reshape(var.shape) ** -2 - var).mean().item()
-        outs = _layer_norm_grads(g, x, w, dims, max(eps, 0.0), output_mask)
-        pairs = [(o, c) for o, c in zip(outs, gg) if o is not None and c is not None]
-        wanted = [t for t, need in ((g, n[0]), (x, n[1]), (w, n[2])) if need and t is not None]
-        if not pairs or not wanted:
-            return None, None, None
-        found = grad([o for o, _ in pairs], wanted, [c for _, c in pairs], allow_unused=True)
-    found = list(found)
-    result = []
-    for t, need in ((g, n[0]), (x, n[1]), (w, n[2])):
-        result.append(found.pop(0) if need and t is not None else None)
-    return tuple(result)
+    # eps is not an argument of the backward op: recover it from the saved rstd (a constant here)
+    xd = input.detach()
+    var = ((xd - xd.mean(dims, keepdim=True)) ** 2).mean(dims, keepdim=True)
+    eps = max((rstd.detach().reshape(var.shape) ** -2 - var).mean().item(), 0.0)
+    lead = [1] * (input.dim() - len(normalized_shape))
+
+    def build(g, x, w):
+        return _normalized_grads(g, x, None if w is None else w.reshape(lead + list(w.shape)), dims, eps, output_mask)
+
+    return _second_order("native_layer_norm_backward", n, gg, grad_out, input, weight, build)
+
+
+@rule("native_batch_norm_backward",
+      saves="grad_out, input, weight, running_mean, running_var, train, eps, output_mask",
+      inputs="grad_out, input, weight")
+def native_batch_norm_backward(n, gg, grad_out, input, weight, running_mean, running_var, train, eps, output_mask):
+    dims = [0] + list(range(2, input.dim()))
+    shape = [1, -1] + [1] * (input.dim() - 2)
+    stats = None
+    if not train:  # eval mode normalizes with the running statistics: constants
+        stats = (running_mean.detach().reshape(shape), (running_var.detach().reshape(shape) + eps).rsqrt())
+
+    def build(g, x, w):
+        return _normalized_grads(g, x, None if w is None else w.reshape(shape), dims, eps, output_mask, stats)
+
+    return _second_order("native_batch_norm_backward", n, gg, grad_out, input, weight, build)

@@ -175,6 +175,26 @@ def hardswish_backward(n, gg, grad_output, self):
     return n[0] and _hardswish_backward(gg, self), second
 
 
+_elu_backward = DISPATCHER.entry("aten::elu_backward").call
+
+
+@rule("elu_backward", saves="grad_output, alpha, scale, input_scale, is_result, self_or_result",
+      inputs="grad_output, self_or_result")
+def elu_backward(n, gg, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    # f'(x) = scale for x > 0, else input_scale * alpha * scale * exp(x * input_scale); when the saved
+    # value is the result y, f' = input_scale * (y + alpha * scale) there, so d/dy = input_scale.
+    grad_go = n[0] and _elu_backward(gg, alpha, scale, input_scale, is_result, self_or_result)
+    grad_saved = None
+    if n[1]:
+        v = self_or_result
+        if is_result:
+            inner = gg * grad_output * input_scale
+        else:
+            inner = gg * grad_output * (input_scale * input_scale * alpha * scale) * (v * input_scale).exp()
+        grad_saved = T.where(v > 0, T.zeros_like(v), inner)
+    return grad_go, grad_saved
+
+
 # ---- softmax family ---------------------------------------------------------------------------------------
 _softmax_backward_data = DISPATCHER.entry("aten::_softmax_backward_data").call
 

@@ -349,12 +349,18 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
                 edges.extend(edge(t) for t in a)
             else:
                 edges.append(edge(a))
+        orig = self
+        if needs_orig and self._requires_grad:
+            # The formula reads self's value from before the write: clone it with autograd on (as
+            # PyTorch's original_self), so create_graph differentiates through its history too.
+            orig = clone(self)
         old = tls.mask
         tls.mask = old & _NOAG
         try:
             if all(e is None for e in edges):
                 return call(ks & _BELOW, *args)
-            orig = clone(self) if needs_orig else self
+            if needs_orig and orig is self:
+                orig = clone(self)
             result = call(ks & _BELOW, *args)
         finally:
             tls.mask = old

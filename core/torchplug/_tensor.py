@@ -247,6 +247,8 @@ class Tensor:
         # ``is_cuda``, ``is_mps``, ... and the ``.cuda()``, ``.mps()`` copies for every registered or
         # well-known device type, without the core naming any of them (PyTorch generates the same
         # methods for a renamed PrivateUse1 backend).
+        if name.startswith("__"):  # protocol probes (NumPy's __array_interface__, ...): never a device
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
         from ._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
 
         if name.startswith("is_"):

@@ -14,14 +14,6 @@ from torchplug.library import Library, custom_op, get_ctx, infer_schema, registe
 _ids = itertools.count()
 
 
-@pytest.fixture
-def ops():
-    """Collects ops made by a test and destroys them afterwards, so tests stay independent."""
-    made = []
-    yield made
-    for op in reversed(made):
-        op._destroy()
-
 
 def unique(base: str) -> str:
     return f"tplib::{base}_{next(_ids)}"

@@ -13,13 +13,6 @@ from torchplug._library.opcheck import OpCheckError
 _ids = itertools.count()
 
 
-@pytest.fixture
-def ops():
-    made = []
-    yield made
-    for op in reversed(made):
-        op._destroy()
-
 
 def define(ops, fn, **kw):
     op = custom_op(f"tpcheck::{fn.__name__}_{next(_ids)}", fn, **kw)

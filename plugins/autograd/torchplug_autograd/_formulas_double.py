@@ -98,19 +98,19 @@ def _gather_at(g: Any, indices: Any, dims: int) -> Any:
     return flat.gather(-1, indices.flatten(start_dim=indices.dim() - dims)).view(list(indices.shape))
 
 
-@rule("max_pool2d_with_indices_backward", saves="self, indices", inputs="grad_output, self")
-def max_pool2d_with_indices_backward(n, g, self, indices):
-    return n[0] and _gather_at(g, indices, 2), n[1] and T.zeros_like(self)
+def _max_gather_rule(op: str, dims: int) -> None:
+    """A max pooling's backward scatters to the argmax positions: its adjoint gathers from them."""
+
+    def formula(n: Any, g: Any, self: Any, indices: Any) -> tuple[Any, ...]:
+        return n[0] and _gather_at(g, indices, dims), n[1] and T.zeros_like(self)
+
+    formula.__name__ = f"{op}_backward"
+    rule(op, saves="self, indices", inputs="grad_output, self")(formula)
 
 
-@rule("max_pool3d_with_indices_backward", saves="self, indices", inputs="grad_output, self")
-def max_pool3d_with_indices_backward(n, g, self, indices):
-    return n[0] and _gather_at(g, indices, 3), n[1] and T.zeros_like(self)
-
-
-@rule("adaptive_max_pool2d_backward", saves="self, indices", inputs="grad_output, self")
-def adaptive_max_pool2d_backward(n, g, self, indices):
-    return n[0] and _gather_at(g, indices, 2), n[1] and T.zeros_like(self)
+for _op, _dims in (("max_pool2d_with_indices_backward", 2), ("max_pool3d_with_indices_backward", 3),
+                   ("adaptive_max_pool2d_backward", 2)):
+    _max_gather_rule(_op, _dims)
 
 
 _adaptive_avg_pool2d = DISPATCHER.entry("aten::_adaptive_avg_pool2d").call

@@ -114,6 +114,9 @@ def register_backend(backend: Backend) -> Backend:
         _BACKENDS[backend.device_type] = backend
         backend.device_module = make_device_module(backend)
         DISPATCHER.invalidate_all()
+    from ._tensor import install_device_members
+
+    install_device_members(backend.device_type)
     if backend.on_registered is not None:
         backend.on_registered(backend)
     return backend
@@ -125,6 +128,10 @@ def unregister_backend(device_type: str) -> None:
         if backend is not None:
             K.release_backend_keys(backend.key_name)
             DISPATCHER.invalidate_all()
+    if backend is not None and device_type not in WELL_KNOWN_DEVICE_TYPES:
+        from ._tensor import uninstall_device_members
+
+        uninstall_device_members(device_type)
 
 
 def registered_backends() -> dict[str, Backend]:

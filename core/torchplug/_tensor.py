@@ -243,22 +243,6 @@ class Tensor:
     def is_cpu(self) -> bool:
         return backend_for(self._device.type).is_host
 
-    def __getattr__(self, name: str) -> Any:
-        # ``is_cuda``, ``is_mps``, ... and the ``.cuda()``, ``.mps()`` copies for every registered or
-        # well-known device type, without the core naming any of them (PyTorch generates the same
-        # methods for a renamed PrivateUse1 backend).
-        if name.startswith("__"):  # protocol probes (NumPy's __array_interface__, ...): never a device
-            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-        from ._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
-
-        if name.startswith("is_"):
-            dev_type = name[3:]
-            if dev_type in registered_backends() or dev_type in WELL_KNOWN_DEVICE_TYPES:
-                return self._device.type == dev_type
-        elif name in registered_backends() or name in WELL_KNOWN_DEVICE_TYPES:
-            return _device_copy(self, name)
-        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-
     @property
     def layout(self) -> Any:
         from ._layout import strided
@@ -524,3 +508,50 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+# ---- per-device-type members --------------------------------------------------------------------
+_INSTALLED: dict[str, tuple[str, ...]] = {}
+
+
+def install_device_members(dev_type: str) -> None:
+    """Give Tensor ``is_<dev_type>`` and ``<dev_type>()`` (PyTorch generates the same for a renamed
+    PrivateUse1 backend); members Tensor defines itself (``is_cpu``, ``cpu()``) are kept.
+
+    They are class attributes set when a device type becomes known, not a ``__getattr__``: a class
+    with ``__getattr__`` makes every attribute load on its instances take CPython's slow path.
+    """
+    if dev_type in _INSTALLED or not dev_type.isidentifier():
+        return
+    added = []
+    flag = f"is_{dev_type}"
+    if not hasattr(Tensor, flag):
+        setattr(Tensor, flag, property(lambda self, _t=dev_type: self._device.type == _t,
+                                       doc=f"True if the tensor is on the {dev_type} device."))
+        added.append(flag)
+    if not hasattr(Tensor, dev_type):
+        def copy_method(self: Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+            return _device_copy(self, dev_type)(device, non_blocking, memory_format)
+
+        copy_method.__name__ = copy_method.__qualname__ = dev_type
+        copy_method.__doc__ = f"A copy of this tensor on the {dev_type} device (``self`` if already there)."
+        setattr(Tensor, dev_type, copy_method)
+        added.append(dev_type)
+    _INSTALLED[dev_type] = tuple(added)
+
+
+def uninstall_device_members(dev_type: str) -> None:
+    """Remove what :func:`install_device_members` added for ``dev_type``."""
+    for name in _INSTALLED.pop(dev_type, ()):
+        delattr(Tensor, name)
+
+
+
+def _install_well_known() -> None:
+    from ._backends import WELL_KNOWN_DEVICE_TYPES
+
+    for dev_type in WELL_KNOWN_DEVICE_TYPES:  # named even before (or without) their backend
+        install_device_members(dev_type)
+
+
+_install_well_known()

@@ -8,6 +8,7 @@ import numpy as np
 
 from torchplug import _dtype as D
 from torchplug._allocator import TrackedStorage
+from torchplug._new_tensor import new_tensor
 from torchplug._tensor import Storage, Tensor, make_tensor
 
 __all__ = [
@@ -48,18 +49,7 @@ def wrap(arr: Any) -> Tensor:
     """A fresh cpu tensor owning ``arr`` (NumPy scalars become 0-dim arrays)."""
     if arr.__class__ is not _ndarray:
         arr = np.asarray(arr)
-    t = _new(Tensor)
-    t._data = arr
-    t._dtype = NP_TO_DTYPE[arr.dtype]
-    t._device = CPU
-    t._keyset = KEYSET
-    t._storage = TrackedStorage(arr.nbytes, CPU, arr, STATS)
-    t._base = None
-    t._requires_grad = False
-    t._grad = None
-    t._grad_fn = None
-    t._autograd_meta = None
-    return t
+    return new_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, STATS, arr.nbytes)
 
 
 def storage(root: np.ndarray) -> Storage:

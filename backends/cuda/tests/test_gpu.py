@@ -198,3 +198,21 @@ def test_fused_kernels_match_references(gpu, dtype):
         fused.sgd_momentum_cupy(pd, cp.asarray(g), buf_d, 0.1, 0.9, first=True)
         fused.sgd_momentum_reference(p, g, buf, 0.1, 0.9, first=True)
         np.testing.assert_allclose(pd.get(), p, rtol=1e-5, atol=1e-6)
+
+
+def test_non_blocking_copies_from_pinned_memory(gpu):
+    from torchplug_cuda import _async_copy
+
+    x = tp.arange(1 << 20, dtype=tp.float32)
+    pinned = x.pin_memory()
+    stream = tp.cuda.Stream()
+    with tp.cuda.stream(stream):
+        y = pinned.to("cuda", non_blocking=True)  # asynchronous: the copy holds the pinned buffer
+        assert _async_copy.in_flight() >= 1 or stream.query()
+        back = tp.empty(x.shape, dtype=x.dtype).pin_memory()
+        back.copy_(y * 2, non_blocking=True)
+    stream.synchronize()
+    assert tp.equal(y.cpu(), x) and tp.equal(back, x * 2)
+    assert _async_copy.in_flight() == 0
+    pageable = x.to("cuda", non_blocking=True)  # pageable memory: a synchronous copy, same values
+    assert tp.equal(pageable.cpu(), x)

@@ -84,6 +84,7 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
     base = name.split("::")[-1].split(".")[0]
     is_copy = base in _COPY_OPS
     mixed_ok = is_copy or "index" in name
+    async_ok = name == "aten::copy_"  # copy_(self, src, non_blocking)
 
     def kernel(*args: Any) -> Any:
         mode = _runtime.mode()
@@ -107,11 +108,23 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
         _refuse_bfloat16(args, off)
         if foreign and not is_copy:
             args = _to_device(args, index)
+        if async_ok and len(args) > off + 2 and args[off + 2] and foreign:
+            return run_on_device(index, _copy_maybe_async, (fn, *args))
         return run_on_device(index, fn, args)
 
     kernel.__name__ = f"cuda_{base}"
     kernel.__qualname__ = f"cuda_shared[{name}]"
     return kernel
+
+
+def _copy_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
+    """``copy_(dst, src, non_blocking=True)`` across host and device: asynchronous when it can be."""
+    from ._async_copy import copy_async
+
+    dst, src = args[-3], args[-2]
+    if isinstance(src, Tensor) and copy_async(dst, src, _state.BACKEND.host_pinning, _runtime.cupy()):
+        return dst
+    return fn(*args)
 
 
 def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool, copy_ok: bool = False) -> tuple[int | None, bool]:

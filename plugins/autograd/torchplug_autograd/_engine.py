@@ -244,15 +244,6 @@ def run_backward(
 _RULE_APPLY = G.Node._apply
 
 
-def _needs(nxt: tuple[Any, ...]) -> tuple[bool, ...]:
-    n = len(nxt)
-    if n == 1:
-        return (nxt[0] is not None,)
-    if n == 2:
-        return (nxt[0] is not None, nxt[1] is not None)
-    return tuple(e is not None for e in nxt)
-
-
 def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: bool, capture: Any,
              accumulate: bool) -> list[Any]:
     roots = [e[0] for e in root_edges]
@@ -280,6 +271,7 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             ready.append((-n._seq, n))
     heapq.heapify(ready)
     anomaly = GLOBAL.anomaly
+    plain = needed is None and not create_graph and not anomaly
     Acc = G.AccumulateGrad
     pop = heapq.heappop
     push = heapq.heappush
@@ -313,7 +305,37 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             continue
         nxt = n._next
         outs: Any = ()
-        if buf is not None:
+        if buf is None:
+            if not keep_graph:
+                n._release()
+        elif plain and hooks is None and n._n_out == 1 and n.__class__._apply is _RULE_APPLY:
+            # The common node (one output, a formula, no hooks; no capture, anomaly or create_graph):
+            # the general branch below without the checks that cannot apply.
+            saved = n._saved
+            if saved is None:
+                raise RuntimeError(G.SECOND_BACKWARD)
+            versions = n._versions
+            if versions is None:  # packed by saved_tensors_hooks
+                args = n._unpack(False)
+            else:
+                args = saved
+                for t, v in zip(saved, versions):
+                    if v is not None and t._storage.version != v:
+                        n._unpack(False)  # raises the version error with its details
+            k = len(nxt)
+            if k == 2:
+                needs = (nxt[0] is not None, nxt[1] is not None)
+            elif k == 1:
+                needs = (nxt[0] is not None,)
+            else:
+                needs = tuple(e is not None for e in nxt)
+            outs = n._fn(needs, buf[0], *args)
+            del buf, args
+            if not keep_graph and versions != () and saved:  # Node._release, inlined
+                n._saved = None
+            if outs.__class__ is not tuple and outs.__class__ is not list:
+                outs = (outs,)
+        else:
             if hooks is not None and (hooks.tensor_pre or hooks.retain):
                 for nr in range(len(buf)):
                     if buf[nr] is not None:
@@ -322,7 +344,13 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 for nr, k in capture_at[n]:
                     captured[k] = buf[nr] if nr < len(buf) else None
             if needed is None:
-                needs = _needs(nxt)
+                k = len(nxt)  # (_needs, inlined: this runs once per node)
+                if k == 2:
+                    needs = (nxt[0] is not None, nxt[1] is not None)
+                elif k == 1:
+                    needs = (nxt[0] is not None,)
+                else:
+                    needs = tuple(e is not None for e in nxt)
             else:
                 needs = tuple(e is not None and e[0] in needed for e in nxt)
             if True in needs or (hooks is not None and hooks.post):
@@ -341,8 +369,11 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                         saved = n._saved
                         if saved is None:
                             raise RuntimeError(G.SECOND_BACKWARD)
-                        if n._versions:
-                            n._unpack(False)
+                        versions = n._versions
+                        if versions:
+                            for t, v in zip(saved, versions):
+                                if v is not None and t._storage.version != v:
+                                    n._unpack(False)  # raises the version error with its details
                         outs = n._fn(needs, buf[0] if n._n_out == 1 else tuple(buf), *saved)
                     else:
                         outs = n._apply(buf, needs, create_graph)
@@ -360,8 +391,8 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                         if new is not None:
                             outs = tuple(new)
             del buf
-        if not keep_graph:
-            n._release()
+            if not keep_graph:
+                n._release()
         n_outs = len(outs)
         i = -1
         for e in nxt:

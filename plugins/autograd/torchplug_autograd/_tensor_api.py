@@ -50,7 +50,7 @@ def _ones(t: Tensor) -> Tensor:
 def backward(t: Tensor, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False,
              inputs: Any = None) -> None:
     if (gradient is None and inputs is None and not create_graph and t._requires_grad and t._grad_fn is not None
-            and t._base is None and t._dtype in DIFF_DTYPES and all(s == 1 for s in t._data.shape)):
+            and t._base is None and t._dtype in DIFF_DTYPES and t._data.size == 1):
         # The common ``loss.backward()``: a scalar output and the implicit gradient of ones.
         _run_backward([(t._grad_fn, t._autograd_meta)], [_ones(t)], bool(retain_graph), False)
         return

@@ -282,12 +282,19 @@ def threshold(self, threshold, value):
     return _unary("threshold_cpu", self, lambda x, t: np.where(x <= t.type(threshold), t.type(value), x))
 
 
+_FLOAT_NP = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+_ZERO = {d: d.type(0) for d in _FLOAT_NP}
+
+
 @TABLE.impl("aten::threshold_backward")
 def threshold_backward(grad_output, self, threshold):
+    g, x = grad_output._data, self._data
+    if grad_output._dtype is self._dtype and g.dtype in _FLOAT_NP and 0 < x.size < 4096:
+        # relu's backward on small float tensors: one select, nothing to promote
+        return C.wrap(np.where(x <= threshold, _ZERO[g.dtype], g))
     dt = C.result_dtype(grad_output, self)
     if dt is D.bool_:
         raise C.not_implemented("threshold_cpu", dt)
-    g, x = grad_output._data, self._data
     npdt = dt.numpy_dtype
     if g.dtype != npdt:
         g = g.astype(npdt)

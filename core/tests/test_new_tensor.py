@@ -1,0 +1,76 @@
+"""The C fast path for fresh tensors (torchplug._fastpath) makes the same objects and counter
+updates as the Python steps it replaces (skips where it was not built)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from torchplug import _new_tensor as N
+from torchplug._allocator import DeviceAllocator, TrackedStorage
+from torchplug._tensor import Tensor
+
+SLOTS = ("_dtype", "_device", "_keyset", "_base", "_requires_grad", "_grad", "_grad_fn", "_autograd_meta")
+COUNTERS = ("cur_b", "cur_n", "peak_b", "peak_n", "tot_b", "tot_n", "lcur_b", "lcur_n", "lpeak_b", "lpeak_n",
+            "ltot_b", "ltot_n", "speak_b", "speak_n")
+
+
+def _fast():
+    if not N.ACCELERATED:
+        pytest.skip("torchplug._fastpath was not built (or TORCHPLUG_PURE_PYTHON is set)")
+    return N.new_tensor
+
+
+def _stats() -> object:
+    return DeviceAllocator("cpu").stats_for(0)
+
+
+def _run(make, stats) -> list[Tensor]:
+    # small and large (> 1 MiB) buffers, some freed in between, so every counter and peak moves
+    kept = []
+    for size in (16, 300_000, 10, 2_000_000, 7):
+        arr = np.zeros(size, np.float32)
+        t = make(arr, "float32", "cpu", 5, stats, arr.nbytes)
+        if size != 300_000:
+            kept.append(t)
+        del t
+    return kept
+
+
+def test_same_objects_and_counters_as_python():
+    fast = _fast()
+    s_fast, s_py = _stats(), _stats()
+    a = _run(fast, s_fast)
+    b = _run(N._new_tensor_py, s_py)
+    for x, y in zip(a, b):
+        assert type(x) is Tensor and type(x._storage) is TrackedStorage
+        assert [getattr(x, s) for s in SLOTS] == [getattr(y, s) for s in SLOTS]
+        assert x._data.shape == y._data.shape and x._storage.data is x._data
+        assert (x._storage.version, x._storage.nbytes, x._storage.device) == (0, x._data.nbytes, "cpu")
+        assert x._storage.allocation is s_fast
+    assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+    del a, b, x, y
+    assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+    assert s_fast.cur_n == 0 and s_fast.cur_b == 0
+
+
+def test_slow_path_goes_through_the_python_class():
+    fast = _fast()
+    stats = _stats()
+    stats.slow = True
+    calls = []
+    stats.allocator._slow_alloc = lambda st, storage: calls.append(storage)  # type: ignore[method-assign]
+    arr = np.zeros(4, np.float32)
+    t = fast(arr, "float32", "cpu", 5, stats, arr.nbytes)
+    assert calls == [t._storage] and stats.tot_n == 0
+
+
+def test_tensor_slots_are_checked_at_configure():
+    fastpath = pytest.importorskip("torchplug._fastpath")
+
+    class NotATensor:
+        __slots__ = ("_data",)
+
+    with pytest.raises(AttributeError):
+        fastpath.configure(NotATensor, TrackedStorage, type(_stats()))
+    fastpath.configure(Tensor, TrackedStorage, type(_stats()))  # restore

@@ -1,0 +1,51 @@
+"""``new_tensor(data, dtype, device, keyset, stats, nbytes)``: a Tensor owning a fresh, accounted buffer.
+
+Every op's result is made here (through a backend's ``wrap``), so it is the hottest function in
+torchplug.  It uses the optional C implementation in :mod:`torchplug._fastpath` when that was
+built (setup.py compiles it where a C compiler exists) and the identical Python steps otherwise;
+``TORCHPLUG_PURE_PYTHON=1`` forces the Python version.  Both fill the same slots and make the same
+allocator-counter updates as ``TrackedStorage``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ._allocator import DeviceStats, TrackedStorage
+from ._tensor import Tensor
+
+__all__ = ["new_tensor", "ACCELERATED"]
+
+_new = object.__new__
+
+
+def _new_tensor_py(data: Any, dtype: Any, dev: Any, keyset: int, stats: DeviceStats, nbytes: int) -> Tensor:
+    t = _new(Tensor)
+    t._data = data
+    t._dtype = dtype
+    t._device = dev
+    t._keyset = keyset
+    t._storage = TrackedStorage(nbytes, dev, data, stats)
+    t._base = None
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._autograd_meta = None
+    return t
+
+
+def _load() -> Any:
+    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+        return None
+    try:
+        from . import _fastpath  # type: ignore[attr-defined]
+    except ImportError:  # not built (no compiler at install time): the Python version is used
+        return None
+    _fastpath.configure(Tensor, TrackedStorage, DeviceStats)
+    return _fastpath.new_tensor
+
+
+_accelerated = _load()
+ACCELERATED = _accelerated is not None
+new_tensor = _accelerated if _accelerated is not None else _new_tensor_py

@@ -74,3 +74,23 @@ def test_tensor_slots_are_checked_at_configure():
     with pytest.raises(AttributeError):
         fastpath.configure(NotATensor, TrackedStorage, type(_stats()))
     fastpath.configure(Tensor, TrackedStorage, type(_stats()))  # restore
+
+
+def test_c_del_gives_bytes_back_like_python():
+    _fast()
+    stats = _stats()
+    arr = np.zeros(300_000, np.float32)  # large pool too
+    t = N.new_tensor(arr, "float32", "cpu", 5, stats, arr.nbytes)
+    assert (stats.cur_b, stats.cur_n, stats.lcur_b, stats.lcur_n) == (arr.nbytes, 1, arr.nbytes, 1)
+    assert TrackedStorage.__del__.__class__.__name__ == "method_descriptor"
+    del t
+    assert (stats.cur_b, stats.cur_n, stats.lcur_b, stats.lcur_n) == (0, 0, 0, 0)
+    assert (stats.peak_b, stats.lpeak_n, stats.tot_n) == (arr.nbytes, 1, 1)
+
+
+def test_new_view_shares_storage():
+    arr = np.zeros(4, np.float32)
+    base = N.new_tensor(arr, "float32", "cpu", 5, _stats(), arr.nbytes)
+    for make in {N.new_view, N._new_view_py}:
+        v = make(arr[1:], "float32", "cpu", 5, base._storage, base)
+        assert v._storage is base._storage and v._base is base and v._grad_fn is None and not v._requires_grad

@@ -23,6 +23,13 @@ def _to_int(value: Any, ctx: ArgContext) -> int:
 
 
 def _to_int_list(value: Any, ctx: ArgContext) -> tuple[int, ...]:
+    cls = value.__class__
+    if cls is tuple or cls is list:  # the usual case: plain ints (conv strides, view shapes)
+        for item in value:
+            if item.__class__ is not int:
+                break
+        else:
+            return value if cls is tuple else tuple(value)
     if isinstance(value, (int,)) and not isinstance(value, bool) or hasattr(value, "__index__") and not hasattr(value, "__len__"):
         n = ctx.type.list_size or 1
         return (operator.index(value),) * n

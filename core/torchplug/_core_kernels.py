@@ -67,6 +67,26 @@ def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
 
     hooks = autograd_hooks
 
+    first = entry.schema.arguments[0].type if entry.schema.arguments else None
+    if list(written) == [0] and first is not None and first.base == "Tensor" and not first.is_list and not first.optional:
+        def kernel_self(ks: int, *args: Any) -> Any:  # op_(self, ...): the common in-place op
+            self = args[0]
+            if self._base is not None:
+                check = hooks.check_view_write
+                if check is not None:
+                    check(self)
+            old = tls.mask
+            tls.mask = old & below
+            try:
+                result = redispatch(ks & mask, *args)
+            finally:
+                tls.mask = old
+            self._storage.version += 1
+            return result
+
+        kernel_self.__qualname__ = f"bump_version[{entry.name}]"
+        return kernel_self
+
     def kernel(ks: int, *args: Any) -> Any:
         check = hooks.check_view_write
         if check is not None:

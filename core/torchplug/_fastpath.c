@@ -26,6 +26,7 @@ static const char *stats_slots[N_D] = {"slow", "cur_b", "cur_n", "peak_b", "peak
 static Py_ssize_t t_off[N_T], s_off[N_S], d_off[N_D];
 static PyTypeObject *tensor_type = NULL, *storage_type = NULL, *stats_type = NULL;
 static PyObject *zero = NULL;  /* the int 0 (a storage's first version) */
+static PyMethodDef storage_del_def;  /* TrackedStorage.__del__, defined below */
 
 #define SMALL_SIZE 1048576
 
@@ -64,6 +65,13 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_INCREF(t); Py_XSETREF(tensor_type, t);
     Py_INCREF(s); Py_XSETREF(storage_type, s);
     Py_INCREF(d); Py_XSETREF(stats_type, d);
+    /* a method descriptor, so slot_tp_finalize calls it with the storage as self */
+    PyObject *del = PyDescr_NewMethod(s, &storage_del_def);
+    if (del == NULL || PyObject_SetAttrString((PyObject *)s, "__del__", del) < 0) {
+        Py_XDECREF(del);
+        return NULL;
+    }
+    Py_DECREF(del);
     Py_RETURN_NONE;
 }
 
@@ -160,12 +168,12 @@ static PyObject *new_tensor(PyObject *self, PyObject *const *args, Py_ssize_t na
         set_slot(storage, s_off[S_NBYTES], nbytes);
         set_slot(storage, s_off[S_DEVICE], device);
         set_slot(storage, s_off[S_DATA], data);
-        set_slot(storage, s_off[S_ALLOCATION], stats);
         if (account(stats, n) < 0) {
-            /* counters unchanged past the failing one; the storage must not be un-accounted by __del__ */
+            /* no allocation slot yet: __del__ leaves the counters alone */
             Py_DECREF(storage);
             return NULL;
         }
+        set_slot(storage, s_off[S_ALLOCATION], stats);
     }
     PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
     if (t == NULL) {
@@ -185,8 +193,62 @@ static PyObject *new_tensor(PyObject *self, PyObject *const *args, Py_ssize_t na
     return t;
 }
 
+/* TrackedStorage.__del__: give the bytes back to the device's counters (fast path), or let the
+ * allocation object release itself (slow-path blocks, a freed storage, the slow path switched on). */
+static PyObject *storage_del(PyObject *self, PyObject *unused) {
+    PyObject *a = SLOT(self, s_off[S_ALLOCATION]);
+    if (a == NULL)
+        Py_RETURN_NONE;
+    if (Py_TYPE(a) != stats_type || SLOT(a, d_off[D_SLOW]) != Py_False)
+        return PyObject_CallMethod(a, "release", "O", self);
+    PyObject *nb = SLOT(self, s_off[S_NBYTES]);
+    long long n = nb == NULL ? 0 : PyLong_AsLongLong(nb);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (add_to(a, D_CUR_B, -n) == -1 && PyErr_Occurred()) return NULL;
+    if (add_to(a, D_CUR_N, -1) == -1 && PyErr_Occurred()) return NULL;
+    if (n > SMALL_SIZE) {
+        if (add_to(a, D_LCUR_B, -n) == -1 && PyErr_Occurred()) return NULL;
+        if (add_to(a, D_LCUR_N, -1) == -1 && PyErr_Occurred()) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef storage_del_def = {"__del__", storage_del, METH_NOARGS,
+                                      "Give this storage's bytes back to its device's allocator counters."};
+
+/* new_view(data, dtype, device, keyset, storage, base) -> Tensor sharing ``storage`` (make_tensor +
+ * _base), for views and aliases. */
+static PyObject *new_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "new_view(data, dtype, device, keyset, storage, base)");
+        return NULL;
+    }
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "torchplug._fastpath.configure() was not called");
+        return NULL;
+    }
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    set_slot(t, t_off[T_DATA], args[0]);
+    set_slot(t, t_off[T_DTYPE], args[1]);
+    set_slot(t, t_off[T_DEVICE], args[2]);
+    set_slot(t, t_off[T_KEYSET], args[3]);
+    set_slot(t, t_off[T_STORAGE], args[4]);
+    set_slot(t, t_off[T_BASE], args[5]);
+    set_slot(t, t_off[T_RG], Py_False);
+    set_slot(t, t_off[T_GRAD], Py_None);
+    set_slot(t, t_off[T_GRAD_FN], Py_None);
+    set_slot(t, t_off[T_META], Py_None);
+    return t;
+}
+
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS, "configure(Tensor, TrackedStorage, DeviceStats): read their slot offsets."},
+    {"new_view", (PyCFunction)(void (*)(void))new_view, METH_FASTCALL,
+     "new_view(data, dtype, device, keyset, storage, base) -> Tensor sharing storage."},
+    {"configure", configure, METH_VARARGS,
+     "configure(Tensor, TrackedStorage, DeviceStats): read their slot offsets; install the C __del__."},
     {"new_tensor", (PyCFunction)(void (*)(void))new_tensor, METH_FASTCALL,
      "new_tensor(data, dtype, device, keyset, stats, nbytes) -> Tensor with a fresh accounted storage."},
     {NULL, NULL, 0, NULL},

@@ -1,10 +1,11 @@
-"""``new_tensor(data, dtype, device, keyset, stats, nbytes)``: a Tensor owning a fresh, accounted buffer.
+"""``new_tensor(data, dtype, device, keyset, stats, nbytes)``: a Tensor owning a fresh, accounted buffer;
+``new_view(data, dtype, device, keyset, storage, base)``: a Tensor sharing ``storage`` (views, aliases).
 
 Every op's result is made here (through a backend's ``wrap``), so it is the hottest function in
 torchplug.  It uses the optional C implementation in :mod:`torchplug._fastpath` when that was
 built (setup.py compiles it where a C compiler exists) and the identical Python steps otherwise;
 ``TORCHPLUG_PURE_PYTHON=1`` forces the Python version.  Both fill the same slots and make the same
-allocator-counter updates as ``TrackedStorage``.
+allocator-counter updates as ``TrackedStorage`` (whose ``__del__`` the C module also provides).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from ._allocator import DeviceStats, TrackedStorage
 from ._tensor import Tensor
 
-__all__ = ["new_tensor", "ACCELERATED"]
+__all__ = ["new_tensor", "new_view", "ACCELERATED"]
 
 _new = object.__new__
 
@@ -35,6 +36,21 @@ def _new_tensor_py(data: Any, dtype: Any, dev: Any, keyset: int, stats: DeviceSt
     return t
 
 
+def _new_view_py(data: Any, dtype: Any, dev: Any, keyset: int, storage: Any, base: Any) -> Tensor:
+    t = _new(Tensor)
+    t._data = data
+    t._dtype = dtype
+    t._device = dev
+    t._keyset = keyset
+    t._storage = storage
+    t._base = base
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._autograd_meta = None
+    return t
+
+
 def _load() -> Any:
     if os.environ.get("TORCHPLUG_PURE_PYTHON"):
         return None
@@ -43,9 +59,10 @@ def _load() -> Any:
     except ImportError:  # not built (no compiler at install time): the Python version is used
         return None
     _fastpath.configure(Tensor, TrackedStorage, DeviceStats)
-    return _fastpath.new_tensor
+    return _fastpath
 
 
 _accelerated = _load()
 ACCELERATED = _accelerated is not None
-new_tensor = _accelerated if _accelerated is not None else _new_tensor_py
+new_tensor = _accelerated.new_tensor if _accelerated is not None else _new_tensor_py
+new_view = _accelerated.new_view if _accelerated is not None else _new_view_py

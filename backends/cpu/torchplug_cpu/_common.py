@@ -8,7 +8,7 @@ import numpy as np
 
 from torchplug import _dtype as D
 from torchplug._allocator import TrackedStorage
-from torchplug._new_tensor import new_tensor
+from torchplug._new_tensor import new_tensor, new_view
 from torchplug._tensor import Storage, Tensor, make_tensor
 
 __all__ = [
@@ -71,9 +71,8 @@ def address_of(st: Storage) -> int:
 
 def wrap_view(arr: np.ndarray, src: Tensor) -> Tensor:
     """A cpu tensor viewing ``src``'s storage (shares version counter; ``_base`` set)."""
-    t = make_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, src._storage)
-    t._base = src._base if src._base is not None else src
-    return t
+    base = src._base
+    return new_view(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, src._storage, src if base is None else base)
 
 
 def storage_offset(t: Tensor) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from torchplug._dispatch.keys import BACKEND_BAND
 from torchplug._dispatch.keys import _AUTOGRAD_BASE as AUTOGRAD_SHIFT
+from torchplug._new_tensor import new_view
 from torchplug._tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "gradient_edge", "set_history",
@@ -33,6 +34,9 @@ SECOND_BACKWARD = (
 def autograd_bit(keyset: int) -> int:
     """The ``Autograd<Backend>`` bit matching the backend bit of ``keyset``."""
     return (keyset & BACKEND_BAND) << AUTOGRAD_SHIFT
+
+
+_NO_AUTOGRAD_KEYS = ~(BACKEND_BAND << AUTOGRAD_SHIFT)
 
 
 def type_description(t: Tensor) -> str:
@@ -292,15 +296,4 @@ def set_history(t: Tensor, node: Node, nr: int = 0) -> None:
 
 def alias_of(t: Tensor) -> Tensor:
     """A new Tensor object over the same data and storage, without autograd history."""
-    a = _new(Tensor)
-    a._data = t._data
-    a._dtype = t._dtype
-    a._device = t._device
-    a._keyset = t._keyset & ~(BACKEND_BAND << AUTOGRAD_SHIFT)
-    a._storage = t._storage
-    a._base = t._base
-    a._requires_grad = False
-    a._grad = None
-    a._grad_fn = None
-    a._autograd_meta = None
-    return a
+    return new_view(t._data, t._dtype, t._device, t._keyset & _NO_AUTOGRAD_KEYS, t._storage, t._base)

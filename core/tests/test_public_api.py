@@ -38,3 +38,11 @@ def test_function_and_method_reach_same_op() -> None:
     n = len(entry.cache)
     a.sum()
     assert len(entry.cache) == n  # same op, same cache key
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version
+
+    import torchplug
+
+    assert torchplug.__version__ == version("torchplug")

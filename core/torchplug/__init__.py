@@ -106,6 +106,20 @@ from ._plugins.exposure import install_finder as _install_finder, resolve as _re
 _install_finder()
 
 
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover - Python 3.11 has it
+        return "0+unknown"
+    try:
+        return version("torchplug")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0+unknown"
+
+
+__version__ = _version()
+
+
 def __getattr__(name: str) -> object:
     # torchplug.autograd, torchplug.nn, torchplug.no_grad, ... come from plugins (loaded lazily).
     if name.startswith("__"):

@@ -128,3 +128,43 @@ def test_axpy_fast_path_only_while_scipy_blas_is_single_threaded():
     finally:
         threadpool_limits(limits=before, user_api="blas")
         pointwise.reset_axpy()
+
+
+def _conv_weight_grad(x, w, g, stride=1, padding=1):
+    A = torchplug.ops.aten
+    return A.convolution_backward(g, x, w, None, [stride] * 2, [padding] * 2, [1, 1], False, [0, 0], 1,
+                                  [False, True, False])[1]
+
+
+@pytest.mark.parametrize("modify", [False, True])
+def test_conv_weight_gradient_reuses_forward_columns_only_for_the_same_unchanged_input(modify):
+    from torchplug_cpu.kernels import nn_conv
+
+    x, w = torchplug.tensor(_rand(3, 2, 6, 6)), torchplug.tensor(_rand(4, 2, 3, 3, seed=1)).requires_grad_()
+    with torchplug.no_grad():
+        y = torchplug.ops.aten.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    assert nn_conv._MEMO.cols is not None  # kept for the weight gradient
+    g = torchplug.ones_like(y)
+    if modify:
+        x.mul_(2)  # an in-place write between forward and backward: the columns are stale
+    expected = nn_conv.conv_backward_weight(g.numpy(), x.numpy(), tuple(w.shape), (1, 1), (1, 1), (1, 1), 1)
+    got = _conv_weight_grad(x, w.detach(), g)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)
+    assert nn_conv._MEMO.cols is None  # used (or dropped) once
+
+
+def test_conv_columns_are_not_kept_for_inference_or_other_inputs():
+    from torchplug_cpu.kernels import nn_conv
+
+    x, w = torchplug.tensor(_rand(2, 1, 5, 5)), torchplug.tensor(_rand(3, 1, 3, 3, seed=1))
+    torchplug.ops.aten.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    assert nn_conv._MEMO.cols is None  # the weight does not require grad
+    wr = w.clone().requires_grad_()
+    with torchplug.no_grad():
+        torchplug.ops.aten.convolution(x, wr, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    other = torchplug.tensor(_rand(2, 1, 5, 5, seed=3))
+    g = torchplug.ones(2, 3, 3, 3)
+    expected = nn_conv.conv_backward_weight(g.numpy(), other.numpy(), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1)
+    got = torchplug.ops.aten.convolution_backward(g, other, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                                  [False, True, False])[1]
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)

@@ -9,6 +9,8 @@ never over the batch or spatial positions.  float16/bfloat16 compute in float32.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -56,8 +58,60 @@ def _columns(xp: np.ndarray, groups: int, ksize: tuple[int, ...], stride, dilati
     return view.reshape(groups, cg * math.prod(ksize), n * math.prod(out_sp))
 
 
-def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:
-    """Plain (non-transposed) convolution of arrays in the computation dtype, without bias."""
+class _ColumnMemo(threading.local):
+    """The last forward's column matrix, reused by the weight gradient of the same input (PyTorch's
+    slow_conv2d keeps its ``finput`` columns the same way): one im2col copy fewer per training step.
+
+    Keyed by the input array (held weakly), its storage version (an in-place write in between
+    invalidates it) and the geometry.  Only matrices up to ``LIMIT`` bytes are kept, and only for
+    a weight that requires grad (no extra memory held in inference).
+    """
+
+    LIMIT = 8 << 20
+
+    def __init__(self) -> None:
+        self.ref: Any = None
+        self.key: Any = None
+        self.cols: Any = None
+
+    def remember(self, input: Tensor, geometry: tuple[Any, ...]) -> Any:
+        """A ``columns`` function for ``conv_forward`` that keeps what it computes."""
+
+        def columns(xp: np.ndarray, *args: Any) -> np.ndarray:
+            cols = _columns(xp, *args)
+            self.forget()
+            if cols.nbytes <= self.LIMIT:
+                try:
+                    self.ref = weakref.ref(input._data)
+                except TypeError:  # an array type without weak references: nothing is kept
+                    return cols
+                self.key = (input._storage.version, geometry)
+                self.cols = cols
+            return cols
+
+        return columns
+
+    def recall(self, input: Tensor, geometry: tuple[Any, ...]) -> Any:
+        """A ``columns`` function for ``conv_backward_weight`` that reuses the forward's matrix."""
+        ref, key, cols = self.ref, self.key, self.cols
+        self.forget()  # used (or stale) once: the memory goes with the step
+        if (cols is not None and ref is not None and ref() is input._data
+                and key == (input._storage.version, geometry)):
+            return lambda *_: cols
+        return _columns
+
+    def forget(self) -> None:
+        self.ref = self.key = self.cols = None
+
+
+_MEMO = _ColumnMemo()
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int, columns: Any = None) -> np.ndarray:
+    """Plain (non-transposed) convolution of arrays in the computation dtype, without bias.
+
+    ``columns(xp, groups, ksize, stride, dilation, out_sp)`` makes the column matrix (``_columns``
+    unless given)."""
     n = x.shape[0]
     o = w.shape[0]
     ksize = w.shape[2:]
@@ -65,7 +119,7 @@ def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups
     if n == 0 or 0 in out_sp or x.shape[1] == 0:
         return np.zeros((n, o, *out_sp), x.dtype)
     xp = _pad_input(x, padding)
-    cols = _columns(xp, groups, ksize, stride, dilation, out_sp)
+    cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)
     wm = w.reshape(groups, o // groups, -1)
     if groups == 1:
         y = wm[0] @ cols[0]
@@ -99,7 +153,8 @@ def conv_backward_input(g: np.ndarray, w: np.ndarray, in_sp, stride, padding, di
     return np.ascontiguousarray(dxp[(slice(None), slice(None)) + crop].transpose(1, 0, *range(2, 2 + dims)))
 
 
-def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding, dilation, groups: int) -> np.ndarray:
+def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding, dilation, groups: int,
+                         columns: Any = None) -> np.ndarray:
     """The weight gradient of a convolution: g @ columns(x)^T per group."""
     n, o = g.shape[:2]
     ksize = tuple(w_shape[2:])
@@ -108,7 +163,7 @@ def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding,
     if n == 0 or not math.prod(out_sp):
         return np.zeros(tuple(w_shape), g.dtype)
     xp = _pad_input(x, padding)
-    cols = _columns(xp, groups, ksize, stride, dilation, out_sp)  # (g, Cg*K, N*L)
+    cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)  # (g, Cg*K, N*L)
     gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)
     if groups == 1:
         dw = gm[0] @ cols[0].T
@@ -150,7 +205,12 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {S.fmt_sizes(shape)}")
         y = conv_backward_input(x, w, shape[2:], stride, padding, dilation, groups)
     else:
-        y = conv_forward(x, w, stride, padding, dilation, groups)
+        keep = None
+        if weight._requires_grad:
+            keep = _MEMO.remember(input, (x.dtype, w.shape, stride, padding, dilation, groups))
+        elif _MEMO.cols is not None:
+            _MEMO.forget()
+        y = conv_forward(x, w, stride, padding, dilation, groups, keep)
     if bias is not None:
         y += bias._data.astype(cdt, copy=False).reshape((-1,) + (1,) * (y.ndim - 2))
     return fresh(y.astype(dt.numpy_dtype, copy=False))
@@ -178,7 +238,8 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         if transposed:
             gw = conv_backward_weight(x, g, w.shape, stride, padding, dilation, groups)
         else:
-            gw = conv_backward_weight(g, x, w.shape, stride, padding, dilation, groups)
+            cols = _MEMO.recall(input, (x.dtype, w.shape, stride, padding, dilation, groups))
+            gw = conv_backward_weight(g, x, w.shape, stride, padding, dilation, groups, cols)
         gw = fresh(gw.astype(npdt, copy=False))
     if output_mask[2]:
         axes = (0,) + tuple(range(2, g.ndim))

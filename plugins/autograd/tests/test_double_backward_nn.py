@@ -38,6 +38,11 @@ CASES = {
     "upsample_nearest": (lambda m, F, x: F.interpolate(x * x, scale_factor=2, mode="nearest"), (1, 2, 3, 3)),
     "upsample_bilinear": (lambda m, F, x: F.interpolate(x * x, size=(5, 4), mode="bilinear", align_corners=False),
                           (1, 2, 3, 3)),
+    "mish": (lambda m, F, x: F.mish(x) ** 2, (3, 4)),  # squared: the incoming gradient depends on x too
+    "glu": (lambda m, F, x: F.glu(x * x, dim=1) ** 2, (3, 4)),
+    "prelu": (lambda m, F, x: F.prelu(x * x - 1, m.tensor([0.3, -0.2], dtype=m.float64)) * x, (2, 2, 3)),
+    "prelu_weight": (lambda m, F, x: (F.prelu(m.tensor(np.linspace(-1, 1, 12).reshape(2, 2, 3)), x * x) ** 2), (2,)),
+    "embedding": (lambda m, F, x: F.embedding(m.tensor([[0, 2], [2, 3]]), x * x, padding_idx=3) ** 2, (4, 3)),
     "cross_entropy": (lambda m, F, x: F.cross_entropy(x * x, m.tensor([1, 0, 3])), (3, 4)),
     "nll_loss": (lambda m, F, x: F.nll_loss(F.log_softmax(x, 1) * x, m.tensor([2, 0, 1]), reduction="sum"), (3, 4)),
 }

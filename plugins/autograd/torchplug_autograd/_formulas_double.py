@@ -340,3 +340,57 @@ def native_batch_norm_backward(n, gg, grad_out, input, weight, running_mean, run
         return _normalized_grads(g, x, None if w is None else w.reshape(shape), dims, eps, output_mask, stats)
 
     return _second_order("native_batch_norm_backward", n, gg, grad_out, input, weight, build)
+
+
+# ---- mish, glu, prelu, embedding ----------------------------------------------------------------------------
+_mish_backward = DISPATCHER.entry("aten::mish_backward").call
+_glu_backward = DISPATCHER.entry("aten::glu_backward").call
+_softplus = DISPATCHER.entry("aten::softplus").call
+
+
+@rule("mish_backward", saves="grad_output, self", inputs="grad_output, self")
+def mish_backward(n, gg, grad_output, self):
+    if not n[1]:
+        return _mish_backward(gg, self), None
+    # mish = x tanh(sp(x)); with t = tanh(sp), s = sigmoid(x), h = 1 - t^2:
+    # mish' = t + x h s, mish'' = 2 h s + x h s (1 - s - 2 t s)
+    s = self.sigmoid()
+    t = _softplus(self, 1, 20).tanh()
+    h = 1 - t * t
+    second = h * s * (2 + self * (1 - s - 2 * t * s))
+    return n[0] and _mish_backward(gg, self), gg * grad_output * second
+
+
+@rule("glu_backward", saves="grad_output, self, dim", inputs="grad_output, self")
+def glu_backward(n, gg, grad_output, self, dim):
+    # glu_backward(g, x) = cat(g s, g a s'), x = cat(a, b), s = sigmoid(b), s' = s (1 - s)
+    a, b = self.chunk(2, dim)
+    gga, ggb = gg.chunk(2, dim)
+    s = b.sigmoid()
+    ds = s * (1 - s)
+    grad_go = n[0] and gga * s + ggb * a * ds
+    grad_self = None
+    if n[1]:
+        d2s = ds * (1 - 2 * s)
+        grad_self = T.cat([ggb * grad_output * ds, gga * grad_output * ds + ggb * grad_output * a * d2s], dim)
+    return grad_go, grad_self
+
+
+@rule("_prelu_kernel_backward", saves="grad_output, self, weight", inputs="grad_output, self, weight")
+def prelu_kernel_backward(n, gg, grad_output, self, weight):
+    # outputs: g * (x > 0 ? 1 : w) and g * (x > 0 ? 0 : x), both linear in g and piecewise in x, w
+    gg_self, gg_weight = gg
+    positive = self > 0
+    grad_go = n[0] and T.where(positive, gg_self, gg_self * weight) + T.where(positive, 0.0, gg_weight * self)
+    grad_self = n[1] and T.where(positive, 0.0, gg_weight * grad_output)
+    grad_weight = n[2] and T.where(positive, 0.0, gg_self * grad_output)
+    return grad_go, grad_self, grad_weight
+
+
+@rule("embedding_dense_backward", saves="indices, padding_idx", inputs="grad_output")
+def embedding_dense_backward(n, gg, indices, padding_idx):
+    # PyTorch's embedding_dense_double_backward: gather the rows (scale_grad_by_freq is not applied)
+    rows = gg.index_select(0, indices.reshape(-1))
+    if padding_idx >= 0:
+        rows = rows.masked_fill((indices == padding_idx).reshape(-1, 1), 0)
+    return (rows.reshape(*indices.shape, gg.shape[-1]),)

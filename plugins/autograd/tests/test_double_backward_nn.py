@@ -43,6 +43,13 @@ CASES = {
     "prelu": (lambda m, F, x: F.prelu(x * x - 1, m.tensor([0.3, -0.2], dtype=m.float64)) * x, (2, 2, 3)),
     "prelu_weight": (lambda m, F, x: (F.prelu(m.tensor(np.linspace(-1, 1, 12).reshape(2, 2, 3)), x * x) ** 2), (2,)),
     "embedding": (lambda m, F, x: F.embedding(m.tensor([[0, 2], [2, 3]]), x * x, padding_idx=3) ** 2, (4, 3)),
+    "bce": (lambda m, F, x: F.binary_cross_entropy(x.sigmoid(), m.tensor([[0.2, 1.0, 0.0, 0.7]] * 3, dtype=m.float64)),
+            (3, 4)),
+    "bce_sum_weight": (lambda m, F, x: F.binary_cross_entropy(
+        x.sigmoid(), m.tensor([[0.2, 1.0, 0.0, 0.7]] * 3, dtype=m.float64),
+        weight=m.tensor([1.0, 2.0, 0.5, 1.5], dtype=m.float64), reduction="sum"), (3, 4)),
+    "bce_target": (lambda m, F, x: F.binary_cross_entropy(m.tensor([[0.2, 0.9], [0.4, 0.6]], dtype=m.float64),
+                                                          x.sigmoid()) * x.sum(), (2, 2)),
     "cross_entropy": (lambda m, F, x: F.cross_entropy(x * x, m.tensor([1, 0, 3])), (3, 4)),
     "nll_loss": (lambda m, F, x: F.nll_loss(F.log_softmax(x, 1) * x, m.tensor([2, 0, 1]), reduction="sum"), (3, 4)),
 }

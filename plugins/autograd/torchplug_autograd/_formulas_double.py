@@ -394,3 +394,29 @@ def embedding_dense_backward(n, gg, indices, padding_idx):
     if padding_idx >= 0:
         rows = rows.masked_fill((indices == padding_idx).reshape(-1, 1), 0)
     return (rows.reshape(*indices.shape, gg.shape[-1]),)
+
+
+_bce_backward = DISPATCHER.entry("aten::binary_cross_entropy_backward").call
+_MEAN = 1  # at::Reduction::Mean
+
+
+@rule("binary_cross_entropy_backward", saves="grad_output, self, target, weight, reduction",
+      inputs="grad_output, self, target")
+def binary_cross_entropy_backward(n, gg, grad_output, self, target, weight, reduction):
+    # PyTorch's binary_cross_entropy_double_backward and ..._double_backward_target (eps 1e-12)
+    grad_go = n[0] and _bce_backward(gg, self, target, weight, reduction)
+    grad_self = grad_target = None
+    if n[1]:
+        eps = 1e-12
+        gi = (self * self - 2 * self * target + target) / ((self + eps) ** 2 * (1 - self + eps) ** 2)
+        gi = gi * (gg * grad_output)
+        if weight is not None:
+            gi = gi * weight
+        grad_self = gi / self.numel() if reduction == _MEAN else gi
+    if n[2]:
+        res = -gg * grad_output
+        if weight is not None:
+            res = res * weight
+        res = res / ((1 - self) * self).detach().clamp_min(1e-12)
+        grad_target = res / self.numel() if reduction == _MEAN else res
+    return grad_go, grad_self, grad_target

@@ -50,6 +50,11 @@ CASES = {
         weight=m.tensor([1.0, 2.0, 0.5, 1.5], dtype=m.float64), reduction="sum"), (3, 4)),
     "bce_target": (lambda m, F, x: F.binary_cross_entropy(m.tensor([[0.2, 0.9], [0.4, 0.6]], dtype=m.float64),
                                                           x.sigmoid()) * x.sum(), (2, 2)),
+    "group_norm": (lambda m, F, x: F.group_norm(x, 2, m.tensor([1.0, 2.0, 0.5, -1.0], dtype=m.float64),
+                                                m.tensor([0.1, 0.2, 0.3, 0.4], dtype=m.float64)) ** 2, (2, 4, 3)),
+    "group_norm_weight": (lambda m, F, x: F.group_norm(m.tensor(np.linspace(-1, 2, 24).reshape(2, 4, 3) ** 2), 2,
+                                                       x * x, x) ** 2, (4,)),
+    "group_norm_noaffine": (lambda m, F, x: F.group_norm(x * x, 2) ** 2, (2, 4, 3)),
     "cross_entropy": (lambda m, F, x: F.cross_entropy(x * x, m.tensor([1, 0, 3])), (3, 4)),
     "nll_loss": (lambda m, F, x: F.nll_loss(F.log_softmax(x, 1) * x, m.tensor([2, 0, 1]), reduction="sum"), (3, 4)),
 }

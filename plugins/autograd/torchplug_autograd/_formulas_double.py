@@ -342,6 +342,23 @@ def native_batch_norm_backward(n, gg, grad_out, input, weight, running_mean, run
     return _second_order("native_batch_norm_backward", n, gg, grad_out, input, weight, build)
 
 
+@rule("native_group_norm_backward", saves="grad_out, input, rstd, weight, N, C, HxW, group, output_mask",
+      inputs="grad_out, input, weight")
+def native_group_norm_backward(n, gg, grad_out, input, rstd, weight, N, C, HxW, group, output_mask):
+    grouped = [N, group, C // group, HxW]  # normalized over the last two dims; weight per channel
+    xd = input.detach().reshape(grouped)
+    var = ((xd - xd.mean([2, 3], keepdim=True)) ** 2).mean([2, 3], keepdim=True)
+    eps = max((rstd.detach().reshape(var.shape) ** -2 - var).mean().item(), 0.0)
+    ones = T.ones(1, group, C // group, 1, dtype=input.dtype, device=input.device)
+
+    def build(g, x, w):
+        w4 = ones if w is None else w.reshape(1, group, C // group, 1)
+        outs = _normalized_grads(g.reshape(grouped), x.reshape(grouped), w4, [2, 3], eps, output_mask)
+        return [None if o is None else o.reshape(input.shape if k == 0 else (C,)) for k, o in enumerate(outs)]
+
+    return _second_order("native_group_norm_backward", n, gg, grad_out, input, weight, build)
+
+
 # ---- mish, glu, prelu, embedding ----------------------------------------------------------------------------
 _mish_backward = DISPATCHER.entry("aten::mish_backward").call
 _glu_backward = DISPATCHER.entry("aten::glu_backward").call

@@ -94,3 +94,16 @@ def test_new_view_shares_storage():
     for make in {N.new_view, N._new_view_py}:
         v = make(arr[1:], "float32", "cpu", 5, base._storage, base)
         assert v._storage is base._storage and v._base is base and v._grad_fn is None and not v._requires_grad
+
+
+def test_backend_imported_before_torchplug_keeps_autograd_working():
+    # regression: importing a backend's kernels first made the C path's import probe
+    # torchplug.__getattr__, loading the autograd plugin while torchplug._new_tensor was half made
+    import subprocess
+    import sys
+
+    code = ("import torchplug_cpu.kernels.pointwise\nimport torchplug as T\n"
+            "x = T.ones(3, requires_grad=True)\n(x * x).sum().backward()\nprint(x.grad.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[2.0, 2.0, 2.0]"

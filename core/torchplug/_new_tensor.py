@@ -10,6 +10,7 @@ allocator-counter updates as ``TrackedStorage`` (whose ``__del__`` the C module 
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -55,7 +56,9 @@ def _load() -> Any:
     if os.environ.get("TORCHPLUG_PURE_PYTHON"):
         return None
     try:
-        from . import _fastpath  # type: ignore[attr-defined]
+        # import_module, not ``from . import``: that probes torchplug.__getattr__ first, which
+        # would load every plugin while this module (which autograd imports) is half made.
+        _fastpath = importlib.import_module("torchplug._fastpath")
     except ImportError:  # not built (no compiler at install time): the Python version is used
         return None
     _fastpath.configure(Tensor, TrackedStorage, DeviceStats)

@@ -168,3 +168,28 @@ def test_conv_columns_are_not_kept_for_inference_or_other_inputs():
     got = torchplug.ops.aten.convolution_backward(g, other, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
                                                   [False, True, False])[1]
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)
+
+
+def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
+    from torchplug_cpu import _blas_policy as P
+
+    if P._setter is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS the policy can steer")
+    before = torchplug.get_num_threads()
+    calls = []
+    real = P._setter
+    try:
+        torchplug.set_num_threads(2)
+        P._setter = lambda n: (calls.append(n), real(n))
+        small = torchplug.randn(8, 8)
+        large = torchplug.randn(512, 512)
+        small @ small
+        small @ small  # already at one thread: no second switch
+        assert calls == [1]
+        assert torchplug.get_num_threads() == 2  # the user's count, whatever the library sits at
+        out = large @ large
+        assert calls == [1, 2]
+        np.testing.assert_allclose(out.numpy(), large.numpy() @ large.numpy(), rtol=1e-3, atol=1e-3)
+    finally:
+        P._setter = real
+        torchplug.set_num_threads(before)

@@ -36,10 +36,17 @@ def _blas_threads(n: int | None) -> int:
 
     if n is not None:
         threadpool_limits(limits=n, user_api="blas")  # stays in force: torch.set_num_threads is global too
+        from ._blas_policy import set_user_threads
+
+        set_user_threads(n)  # what large products use (small ones stay on one thread)
         from .kernels.pointwise import reset_axpy
 
         reset_axpy()  # whether the optimizer fast path may use SciPy's BLAS depends on its threads
-    pools = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+    from ._blas_policy import numpy_blas_path, user_threads
+
+    # NumPy's library may sit at one thread between small products: report the user's count for it
+    pools = [user_threads() if p["filepath"] == numpy_blas_path() else p["num_threads"]
+             for p in threadpool_info() if p.get("user_api") == "blas"]
     return max(pools) if pools else 1
 
 

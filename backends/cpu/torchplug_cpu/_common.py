@@ -15,7 +15,7 @@ __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
     "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
     "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
-    "storage", "wrap_foreign",
+    "storage", "wrap_foreign", "matmul",
 ]
 
 pending_backend: Any = None
@@ -24,6 +24,21 @@ KEYSET = 0
 STATS: Any = None  # the cpu allocator's DeviceStats: every fresh buffer is accounted to it
 
 NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
+
+
+def _pick_matmul() -> Any:
+    """NumPy's matmul behind the small-product thread policy; the namespace's own matmul when
+    these helpers serve another array library (the cuda backend's CuPy family)."""
+    import numpy
+
+    if np.matmul is not numpy.matmul:
+        return np.matmul
+    from torchplug_cpu._blas_policy import matmul as policy_matmul
+
+    return policy_matmul
+
+
+matmul = _pick_matmul()  # every GEMM of the kernels goes through this
 _new = object.__new__
 _ndarray = np.ndarray
 

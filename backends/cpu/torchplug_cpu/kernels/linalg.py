@@ -8,11 +8,12 @@ from torchplug import _composites as CP
 from torchplug import _dtype as D
 from torchplug.library import KernelTable
 
+from .. import _common as C
 from .core import fresh
 
 TABLE = KernelTable("CPU")
 
-_matmul = np.matmul
+_matmul = C.matmul  # np.matmul, small products on one BLAS thread (see _blas_policy)
 _wrap = fresh
 
 # C++ type names PyTorch prints in some dtype-mismatch messages.

@@ -122,9 +122,9 @@ def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups
     cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)
     wm = w.reshape(groups, o // groups, -1)
     if groups == 1:
-        y = wm[0] @ cols[0]
+        y = C.matmul(wm[0], cols[0])
     else:
-        y = np.matmul(wm, cols).reshape(o, -1)
+        y = C.matmul(wm, cols).reshape(o, -1)
     # (O, N, L) -> (N, O, L)
     return np.ascontiguousarray(y.reshape(o, n, -1).transpose(1, 0, 2)).reshape(n, o, *out_sp)
 
@@ -144,7 +144,7 @@ def conv_backward_input(g: np.ndarray, w: np.ndarray, in_sp, stride, padding, di
     if n and c and math.prod(out_sp):
         gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)  # (g, O/g, N*L)
         wm = w.reshape(groups, o // groups, -1)  # (g, O/g, Cg*K)
-        cols = np.matmul(wm.transpose(0, 2, 1), gm) if groups > 1 else (wm[0].T @ gm[0])[None]
+        cols = C.matmul(wm.transpose(0, 2, 1), gm) if groups > 1 else C.matmul(wm[0].T, gm[0])[None]
         cols = cols.reshape(c, *ksize, n, *out_sp)
         for pos in np.ndindex(*ksize):
             sl = tuple(slice(k * d, k * d + (os - 1) * st + 1, st) for k, d, os, st in zip(pos, dilation, out_sp, stride))
@@ -166,9 +166,9 @@ def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding,
     cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)  # (g, Cg*K, N*L)
     gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)
     if groups == 1:
-        dw = gm[0] @ cols[0].T
+        dw = C.matmul(gm[0], cols[0].T)
     else:
-        dw = np.matmul(gm, cols.transpose(0, 2, 1))
+        dw = C.matmul(gm, cols.transpose(0, 2, 1))
     return dw.reshape(w_shape)
 
 

@@ -1,0 +1,95 @@
+"""``matmul``: NumPy's matmul with small products kept on one BLAS thread.
+
+OpenBLAS splits even small GEMMs across its threads.  On small machines (measured on 2 vCPUs)
+the hand-off and the spinning worker cost more than they save: an MLP training step took
+2.6 ms with two threads and 1.5 ms with one, while PyTorch, which parallelizes by grain size,
+was at 1.5 ms.  So products below ``SMALL_WORK`` multiply-adds run with one thread and larger
+ones with the count ``torchplug.set_num_threads`` (or the library default) gives.
+
+The switch is OpenBLAS's own ``openblas_set_num_threads`` on NumPy's copy of the library, found
+through threadpoolctl; with another BLAS (MKL, Accelerate) or no threadpoolctl it is a plain
+``np.matmul``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["matmul", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK"]
+
+SMALL_WORK = 1 << 24  # multiply-adds (256^3): below this one thread wins on small machines
+
+_np_matmul = np.matmul
+_setter: Any = None  # ctypes function: openblas_set_num_threads of NumPy's OpenBLAS
+_threads = 1  # the user's thread count (what large products use)
+_path = ""  # the file of NumPy's OpenBLAS the policy controls
+
+
+def _find_setter() -> tuple[Any, int, str]:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None, 1, ""
+    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+    for lib in ThreadpoolController().lib_controllers:
+        path = getattr(lib, "filepath", "") or ""
+        if lib.internal_api != "openblas" or not path.startswith(numpy_dir) or "numpy" not in path:
+            continue
+        try:
+            name = f"{lib._symbol_prefix}openblas_set_num_threads{lib._symbol_suffix}"
+            fn = getattr(lib.dynlib, name)
+        except AttributeError:  # an OpenBLAS without the symbols threadpoolctl expects
+            return None, 1, ""
+        fn.argtypes = [ctypes.c_int]
+        fn.restype = None
+        return fn, int(lib.num_threads), path
+    return None, 1, ""
+
+
+def set_user_threads(n: int) -> None:
+    """Record the thread count large products use (called by ``torchplug.set_num_threads``, which
+    has just set the library to ``n``)."""
+    global _threads, _current
+    _threads = _current = n
+
+
+def numpy_blas_path() -> str:
+    """The file of NumPy's OpenBLAS when the policy controls it ('' otherwise)."""
+    return _path if _setter is not None else ""
+
+
+def user_threads() -> int:
+    """The thread count large products use (what ``torchplug.get_num_threads`` reports)."""
+    return _threads
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)``, on one BLAS thread when the product is small (see the module docstring).
+
+    The library's count is changed only when the wanted one differs from the last one set, so a
+    run of small products (a training loop) switches once, not twice per call: waking the pool
+    back up after every product cost more than it saved.
+    """
+    global _current
+    if _threads > 1 and _setter is not None:
+        want = 1 if a.ndim >= 2 and b.ndim >= 2 and a.size * b.shape[-1] < SMALL_WORK else _threads
+        if want != _current:
+            _setter(want)
+            _current = want
+    return _np_matmul(a, b)
+
+
+_current = 1  # the count last set on the library
+
+
+def _init() -> None:
+    global _setter, _threads, _current, _path
+    _setter, _threads, _path = _find_setter()
+    _current = _threads
+
+
+_init()

@@ -31,10 +31,11 @@ def _storage_offset(t: Any) -> int:
 
 def _blas_threads(n: int | None) -> int:
     """Set (``n``) or read the thread count of the BLAS libraries NumPy and SciPy loaded."""
-    from scipy.linalg import blas  # noqa: F401 - load SciPy's BLAS too (axpy kernels), so the limit covers it
     from threadpoolctl import threadpool_info, threadpool_limits
 
     if n is not None:
+        from scipy.linalg import blas  # noqa: F401 - load SciPy's BLAS too (axpy kernels), so the limit covers it
+
         threadpool_limits(limits=n, user_api="blas")  # stays in force: torch.set_num_threads is global too
         from ._blas_policy import set_user_threads
 

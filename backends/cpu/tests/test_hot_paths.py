@@ -110,21 +110,28 @@ def test_cross_entropy_fast_backward_matches_torch(reduction, ignore_index):
     np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
-def test_axpy_fast_path_only_while_scipy_blas_is_single_threaded():
+def test_axpy_runs_on_numpys_blas_or_only_a_single_threaded_scipy_blas(monkeypatch):
     from threadpoolctl import threadpool_limits
 
+    from torchplug_cpu import _blas_policy
     from torchplug_cpu.kernels import pointwise
 
     before = torchplug.get_num_threads()
     try:
         torchplug.set_num_threads(2)
         t = torchplug.ones(8)
+        t.add_(torchplug.ones(8), alpha=0.5)
+        if _blas_policy.axpy_kernels():  # NumPy's OpenBLAS reachable: used whatever the thread count
+            assert len(pointwise._AXPY) == 2 and t[0].item() == 1.5
+        # without it, SciPy's BLAS serves only while single-threaded
+        monkeypatch.setattr(_blas_policy, "axpy_kernels", lambda: {})
+        pointwise.reset_axpy()
         t.add_(torchplug.ones(8), alpha=0.5)  # decides: a multi-threaded SciPy BLAS is not used
-        assert pointwise._AXPY == {} and t[0].item() == 1.5
+        assert pointwise._AXPY == {} and t[0].item() == 2.0
         torchplug.set_num_threads(1)
         assert pointwise._AXPY is None  # re-decided at the next call
         t.add_(torchplug.ones(8), alpha=0.5)
-        assert len(pointwise._AXPY) == 2 and t[0].item() == 2.0
+        assert len(pointwise._AXPY) == 2 and t[0].item() == 2.5
     finally:
         threadpool_limits(limits=before, user_api="blas")
         pointwise.reset_axpy()

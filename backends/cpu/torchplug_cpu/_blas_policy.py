@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["matmul", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK"]
+__all__ = ["matmul", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK"]
 
 SMALL_WORK = 1 << 24  # multiply-adds (256^3): below this one thread wins on small machines
 
@@ -27,6 +27,7 @@ _np_matmul = np.matmul
 _setter: Any = None  # ctypes function: openblas_set_num_threads of NumPy's OpenBLAS
 _threads = 1  # the user's thread count (what large products use)
 _path = ""  # the file of NumPy's OpenBLAS the policy controls
+_lib: Any = None  # its threadpoolctl controller (for the cblas symbols)
 
 
 def _find_setter() -> tuple[Any, int, str]:
@@ -46,6 +47,8 @@ def _find_setter() -> tuple[Any, int, str]:
             return None, 1, ""
         fn.argtypes = [ctypes.c_int]
         fn.restype = None
+        global _lib
+        _lib = lib
         return fn, int(lib.num_threads), path
     return None, 1, ""
 
@@ -84,6 +87,40 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _current = 1  # the count last set on the library
+
+
+def _one_thread() -> None:
+    global _current
+    if _current != 1:
+        _setter(1)
+        _current = 1
+
+
+def axpy_kernels() -> dict[np.dtype, Any]:
+    """``{dtype: axpy(alpha, x, y)}`` (y += alpha * x in place, contiguous float32/float64 arrays of
+    one size) on NumPy's own OpenBLAS, one thread; empty when that library cannot be reached.
+
+    Using NumPy's library keeps a second OpenBLAS (SciPy's) and its thread pool out of the
+    training loop: two pools on a small machine made steps several times slower.
+    """
+    if _setter is None or _lib is None:
+        return {}
+    index = ctypes.c_int64 if "64" in _lib._symbol_suffix else ctypes.c_int  # ILP64 builds take 64-bit sizes
+    found = {}
+    for dtype, name, scalar in ((np.float32, "cblas_saxpy", ctypes.c_float), (np.float64, "cblas_daxpy", ctypes.c_double)):
+        try:
+            fn = getattr(_lib.dynlib, f"{_lib._symbol_prefix}{name}{_lib._symbol_suffix}")
+        except AttributeError:
+            return {}
+        fn.argtypes = [index, scalar, ctypes.c_void_p, index, ctypes.c_void_p, index]
+        fn.restype = None
+
+        def axpy(alpha: float, x: np.ndarray, y: np.ndarray, _fn: Any = fn) -> None:
+            _one_thread()  # a memory-bound loop: threads only add hand-off cost
+            _fn(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+
+        found[np.dtype(dtype)] = axpy
+    return found
 
 
 def _init() -> None:

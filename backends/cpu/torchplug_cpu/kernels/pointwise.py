@@ -10,6 +10,7 @@ functional-plus-copy composite, keeping PyTorch's cast and shape checks.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -803,10 +804,18 @@ def _blas_axpy() -> dict[np.dtype, Any]:
     """BLAS ``axpy`` (y += a*x, in place) per dtype, or nothing where BLAS is not available for
     this array type (e.g. when these kernels are instantiated for another array library).
 
-    Only while SciPy's BLAS runs one thread: it is a second OpenBLAS beside NumPy's, and two
+    NumPy's own OpenBLAS when it can be reached (``_blas_policy.axpy_kernels``); otherwise SciPy's,
+    only while SciPy's BLAS runs one thread: it is a second OpenBLAS beside NumPy's, and two
     thread pools spinning on a small machine made a training step 10x slower (measured on 2
     vCPUs).  ``reset_axpy`` re-decides after ``torchplug.set_num_threads``.
     """
+    if np.ndarray is not sys.modules["numpy"].ndarray:  # another array library's instantiation
+        return {}
+    from torchplug_cpu._blas_policy import axpy_kernels  # (absolute: the module is host-only)
+
+    found = axpy_kernels()  # no second library, no second thread pool
+    if found:
+        return found
     try:
         from scipy.linalg import blas
         from threadpoolctl import threadpool_info
@@ -814,9 +823,17 @@ def _blas_axpy() -> dict[np.dtype, Any]:
         scipy_pools = [p for p in threadpool_info() if p.get("user_api") == "blas" and "scipy.libs" in p["filepath"]]
         if any(p["num_threads"] != 1 for p in scipy_pools):
             return {}
-        return {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
+        return {np.dtype(np.float32): _scipy_axpy(blas.saxpy), np.dtype(np.float64): _scipy_axpy(blas.daxpy)}
     except Exception:  # noqa: BLE001 - the generic path below still computes the right result
         return {}
+
+
+def _scipy_axpy(fn: Any) -> Any:
+    def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> None:
+        if fn(x, y, a=alpha) is not y:  # BLAS wrote a copy: cannot happen for contiguous y
+            raise AssertionError("axpy did not update its output in place")
+
+    return axpy
 
 
 def reset_axpy() -> None:
@@ -840,9 +857,7 @@ def _axpy(self: Tensor, other: Tensor, alpha: Any) -> Tensor | None:
     fn = _AXPY.get(sd.dtype)
     if fn is None or sd.size == 0:
         return None
-    flat = sd.reshape(-1)
-    if fn(od.reshape(-1), flat, a=alpha) is not flat:  # BLAS wrote a copy: cannot happen for contiguous y
-        raise AssertionError("axpy did not update its output in place")
+    fn(alpha, od.reshape(-1), sd.reshape(-1))
     return self
 
 

@@ -15,40 +15,17 @@ import os
 from typing import Any
 
 from ._allocator import DeviceStats, TrackedStorage
-from ._tensor import Tensor
+from ._tensor import Tensor, make_tensor
 
 __all__ = ["new_tensor", "new_view", "ACCELERATED"]
 
-_new = object.__new__
-
-
 def _new_tensor_py(data: Any, dtype: Any, dev: Any, keyset: int, stats: DeviceStats, nbytes: int) -> Tensor:
-    t = _new(Tensor)
-    t._data = data
-    t._dtype = dtype
-    t._device = dev
-    t._keyset = keyset
-    t._storage = TrackedStorage(nbytes, dev, data, stats)
-    t._base = None
-    t._requires_grad = False
-    t._grad = None
-    t._grad_fn = None
-    t._autograd_meta = None
-    return t
+    return make_tensor(data, dtype, dev, keyset, TrackedStorage(nbytes, dev, data, stats))
 
 
 def _new_view_py(data: Any, dtype: Any, dev: Any, keyset: int, storage: Any, base: Any) -> Tensor:
-    t = _new(Tensor)
-    t._data = data
-    t._dtype = dtype
-    t._device = dev
-    t._keyset = keyset
-    t._storage = storage
+    t = make_tensor(data, dtype, dev, keyset, storage)
     t._base = base
-    t._requires_grad = False
-    t._grad = None
-    t._grad_fn = None
-    t._autograd_meta = None
     return t
 
 

@@ -28,13 +28,15 @@ _setter: Any = None  # ctypes function: openblas_set_num_threads of NumPy's Open
 _threads = 1  # the user's thread count (what large products use)
 _path = ""  # the file of NumPy's OpenBLAS the policy controls
 _lib: Any = None  # its threadpoolctl controller (for the cblas symbols)
+_current = 1  # the count last set on the library
 
 
-def _find_setter() -> tuple[Any, int, str]:
+def _find_setter() -> tuple[Any, int, str, Any]:
+    """(openblas_set_num_threads, its current count, library file, controller) of NumPy's OpenBLAS."""
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:
-        return None, 1, ""
+        return None, 1, "", None
     numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
     for lib in ThreadpoolController().lib_controllers:
         path = getattr(lib, "filepath", "") or ""
@@ -44,13 +46,11 @@ def _find_setter() -> tuple[Any, int, str]:
             name = f"{lib._symbol_prefix}openblas_set_num_threads{lib._symbol_suffix}"
             fn = getattr(lib.dynlib, name)
         except AttributeError:  # an OpenBLAS without the symbols threadpoolctl expects
-            return None, 1, ""
+            return None, 1, "", None
         fn.argtypes = [ctypes.c_int]
         fn.restype = None
-        global _lib
-        _lib = lib
-        return fn, int(lib.num_threads), path
-    return None, 1, ""
+        return fn, int(lib.num_threads), path, lib
+    return None, 1, "", None
 
 
 def set_user_threads(n: int) -> None:
@@ -85,8 +85,6 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             _current = want
     return _np_matmul(a, b)
 
-
-_current = 1  # the count last set on the library
 
 
 def _one_thread() -> None:
@@ -124,8 +122,8 @@ def axpy_kernels() -> dict[np.dtype, Any]:
 
 
 def _init() -> None:
-    global _setter, _threads, _current, _path
-    _setter, _threads, _path = _find_setter()
+    global _setter, _threads, _current, _path, _lib
+    _setter, _threads, _path, _lib = _find_setter()
     _current = _threads
 
 

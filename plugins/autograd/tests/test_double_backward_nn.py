@@ -122,6 +122,13 @@ def test_convolution_gradient_penalty_matches_torch(name):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
 
 
+def _assert_same_grads(ours_all, theirs_all):
+    for ours, theirs in zip(ours_all, theirs_all):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm_double_backward_matches_torch(affine):
     values = [_input((3, 4, 5)), _input((4, 5), seed=1) + 3.0, _input((4, 5), seed=2)]
@@ -132,10 +139,7 @@ def test_layer_norm_double_backward_matches_torch(affine):
         (gx,) = m.autograd.grad((out * out * out).sum(), x, create_graph=True)
         (gx * gx).sum().backward()
         results.append([t.grad.numpy() if t.grad is not None else None for t in (x, w, b)])
-    for ours, theirs in zip(*results):
-        assert (ours is None) == (theirs is None)
-        if ours is not None:
-            np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+    _assert_same_grads(*results)
 
 
 def test_layer_norm_gradgradcheck():
@@ -158,10 +162,7 @@ def test_batch_norm_double_backward_matches_torch(training, affine):
         (gx,) = m.autograd.grad((out * out * out).sum(), x, create_graph=True)
         (gx * gx).sum().backward()
         results.append([t.grad.numpy() if t.grad is not None else None for t in (x, w, b)])
-    for ours, theirs in zip(*results):
-        assert (ours is None) == (theirs is None)
-        if ours is not None:
-            np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+    _assert_same_grads(*results)
 
 
 IN_PLACE = {

@@ -244,6 +244,11 @@ def run_backward(
 _RULE_APPLY = G.Node._apply
 
 
+def _needs(nxt: tuple[Any, ...]) -> tuple[bool, ...]:
+    """Which inputs of a node want a gradient: those with an edge."""
+    return tuple(e is not None for e in nxt)
+
+
 def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: bool, capture: Any,
              accumulate: bool) -> list[Any]:
     roots = [e[0] for e in root_edges]
@@ -322,7 +327,7 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 for t, v in zip(saved, versions):
                     if v is not None and t._storage.version != v:
                         n._unpack(False)  # raises the version error with its details
-            k = len(nxt)
+            k = len(nxt)  # (_needs, inlined: this branch runs once per node)
             if k == 2:
                 needs = (nxt[0] is not None, nxt[1] is not None)
             elif k == 1:
@@ -344,13 +349,7 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 for nr, k in capture_at[n]:
                     captured[k] = buf[nr] if nr < len(buf) else None
             if needed is None:
-                k = len(nxt)  # (_needs, inlined: this runs once per node)
-                if k == 2:
-                    needs = (nxt[0] is not None, nxt[1] is not None)
-                elif k == 1:
-                    needs = (nxt[0] is not None,)
-                else:
-                    needs = tuple(e is not None for e in nxt)
+                needs = _needs(nxt)
             else:
                 needs = tuple(e is not None and e[0] in needed for e in nxt)
             if True in needs or (hooks is not None and hooks.post):

@@ -200,3 +200,20 @@ def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
     finally:
         P._setter = real
         torchplug.set_num_threads(before)
+
+
+@pytest.mark.parametrize("shape", [(5,), (64, 8, 6, 6), (3, 0), ()])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_against_cached_zeros_keeps_values_nans_and_the_zeros(shape, dtype):
+    from torchplug_cpu.kernels import pointwise
+
+    x = _rand(*shape, dtype=dtype)
+    if x.size:
+        x.reshape(-1)[0] = np.nan
+    for t in (torchplug.tensor(x), torchplug.tensor(x.T.copy()).permute(*reversed(range(x.ndim)))):  # C and F order
+        out = torchplug.relu(t)
+        np.testing.assert_array_equal(out.numpy(), np.maximum(t.numpy(), 0))
+        assert out.dtype == t.dtype and tuple(out.shape) == tuple(t.shape)
+        out.add_(1)  # the result owns its memory: the shared zeros stay zeros
+    for zeros in pointwise._ZEROS.values():
+        assert not zeros.flags.writeable and not zeros.any()

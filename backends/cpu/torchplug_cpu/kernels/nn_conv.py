@@ -21,6 +21,7 @@ from torchplug.library import KernelTable
 
 from .. import _common as C
 from .._common import HALF, INTEGRAL, Tensor
+from .._native import ckernels, native_float
 from .core import fresh
 
 TABLE = KernelTable("CPU")
@@ -46,9 +47,15 @@ def _pad_input(x: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _columns(xp: np.ndarray, groups: int, ksize: tuple[int, ...], stride, dilation, out_sp) -> np.ndarray:
-    """The column matrix ``(groups, C/g * prod(k), N * prod(out))`` of the padded input ``xp``."""
-    n, c = xp.shape[:2]
+def _columns(x: np.ndarray, groups: int, ksize: tuple[int, ...], stride, padding, dilation, out_sp) -> np.ndarray:
+    """The column matrix ``(groups, C/g * prod(k), N * prod(out))`` of the input ``x`` zero-padded by ``padding``."""
+    n, c = x.shape[:2]
+    geometry = _geometry_2d(x.shape, x.dtype, ksize, stride, padding, dilation, out_sp)
+    if geometry is not None:  # one pass in C (1-d and 2-d windows over float32/float64)
+        cols = np.empty((groups, c // groups * math.prod(ksize), n * math.prod(out_sp)), x.dtype)
+        ckernels.im2col(np.ascontiguousarray(x), cols, x.dtype.itemsize == 8, geometry)
+        return cols
+    xp = _pad_input(x, padding)
     cg = c // groups
     st = xp.strides
     sp = st[2:]
@@ -56,6 +63,18 @@ def _columns(xp: np.ndarray, groups: int, ksize: tuple[int, ...], stride, dilati
     strides = (cg * st[1], st[1], *(s * d for s, d in zip(sp, dilation)), st[0], *(s * t for s, t in zip(sp, stride)))
     view = as_strided(xp, shape, strides, writeable=False)
     return view.reshape(groups, cg * math.prod(ksize), n * math.prod(out_sp))
+
+
+def _geometry_2d(in_shape, dtype: np.dtype, ksize, stride, padding, dilation, out_sp) -> tuple[int, ...] | None:
+    """The C kernels' ``(N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW)`` for windows over an input
+    of ``in_shape`` (1-d as height 1), or None where they do not apply (no C build, 3-d windows, or a
+    dtype they lack)."""
+    if ckernels is None or len(ksize) > 2 or not native_float(dtype):
+        return None
+    if len(ksize) == 1:
+        return (*in_shape[:2], 1, in_shape[2], 1, ksize[0], 1, stride[0], 0, padding[0], 1, dilation[0],
+                1, out_sp[0])
+    return (*in_shape, *ksize, *stride, *padding, *dilation, *out_sp)
 
 
 class _ColumnMemo(threading.local):
@@ -77,8 +96,8 @@ class _ColumnMemo(threading.local):
     def remember(self, input: Tensor, geometry: tuple[Any, ...]) -> Any:
         """A ``columns`` function for ``conv_forward`` that keeps what it computes."""
 
-        def columns(xp: np.ndarray, *args: Any) -> np.ndarray:
-            cols = _columns(xp, *args)
+        def columns(x: np.ndarray, *args: Any) -> np.ndarray:
+            cols = _columns(x, *args)
             self.forget()
             if cols.nbytes <= self.LIMIT:
                 try:
@@ -110,16 +129,15 @@ _MEMO = _ColumnMemo()
 def conv_forward(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int, columns: Any = None) -> np.ndarray:
     """Plain (non-transposed) convolution of arrays in the computation dtype, without bias.
 
-    ``columns(xp, groups, ksize, stride, dilation, out_sp)`` makes the column matrix (``_columns``
-    unless given)."""
+    ``columns(x, groups, ksize, stride, padding, dilation, out_sp)`` makes the column matrix
+    (``_columns`` unless given)."""
     n = x.shape[0]
     o = w.shape[0]
     ksize = w.shape[2:]
     out_sp = S.conv_output_size(x.shape, w.shape, stride, padding, dilation)[2:]
     if n == 0 or 0 in out_sp or x.shape[1] == 0:
         return np.zeros((n, o, *out_sp), x.dtype)
-    xp = _pad_input(x, padding)
-    cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)
+    cols = (columns or _columns)(x, groups, ksize, stride, padding, dilation, out_sp)
     wm = w.reshape(groups, o // groups, -1)
     if groups == 1:
         y = C.matmul(wm[0], cols[0])
@@ -137,14 +155,21 @@ def conv_backward_input(g: np.ndarray, w: np.ndarray, in_sp, stride, padding, di
     ksize = w.shape[2:]
     out_sp = g.shape[2:]
     dims = len(ksize)
-    padded = tuple(s + 2 * p for s, p in zip(in_sp, padding))
-    # Room for windows reaching past the padded input (strides that skip the last rows).
-    room = tuple(max(pd, (os - 1) * st + d * (k - 1) + 1) for pd, os, st, d, k in zip(padded, out_sp, stride, dilation, ksize))
-    dxp = np.zeros((c, n, *room), g.dtype)
+    cols = None
     if n and c and math.prod(out_sp):
         gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)  # (g, O/g, N*L)
         wm = w.reshape(groups, o // groups, -1)  # (g, O/g, Cg*K)
         cols = C.matmul(wm.transpose(0, 2, 1), gm) if groups > 1 else C.matmul(wm[0].T, gm[0])[None]
+        geometry = _geometry_2d((n, c, *in_sp), cols.dtype, ksize, stride, padding, dilation, out_sp)
+        if geometry is not None:  # one pass in C, straight into the (N, C, *in) layout
+            dx = np.zeros((n, c, *in_sp), cols.dtype)
+            ckernels.col2im(np.ascontiguousarray(cols), dx, cols.dtype.itemsize == 8, geometry)
+            return dx
+    padded = tuple(s + 2 * p for s, p in zip(in_sp, padding))
+    # Room for windows reaching past the padded input (strides that skip the last rows).
+    room = tuple(max(pd, (os - 1) * st + d * (k - 1) + 1) for pd, os, st, d, k in zip(padded, out_sp, stride, dilation, ksize))
+    dxp = np.zeros((c, n, *room), g.dtype)
+    if cols is not None:
         cols = cols.reshape(c, *ksize, n, *out_sp)
         for pos in np.ndindex(*ksize):
             sl = tuple(slice(k * d, k * d + (os - 1) * st + 1, st) for k, d, os, st in zip(pos, dilation, out_sp, stride))
@@ -162,8 +187,7 @@ def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding,
     dims = len(ksize)
     if n == 0 or not math.prod(out_sp):
         return np.zeros(tuple(w_shape), g.dtype)
-    xp = _pad_input(x, padding)
-    cols = (columns or _columns)(xp, groups, ksize, stride, dilation, out_sp)  # (g, Cg*K, N*L)
+    cols = (columns or _columns)(x, groups, ksize, stride, padding, dilation, out_sp)  # (g, Cg*K, N*L)
     gm = g.transpose(1, 0, *range(2, 2 + dims)).reshape(groups, o // groups, -1)
     if groups == 1:
         dw = C.matmul(gm[0], cols[0].T)

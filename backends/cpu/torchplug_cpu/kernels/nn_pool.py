@@ -17,6 +17,7 @@ from torchplug.library import KernelTable
 
 from .. import _common as C
 from .._common import HALF, Tensor
+from .._native import ckernels, native_float
 from .core import fresh
 
 TABLE = KernelTable("CPU")
@@ -81,6 +82,18 @@ def _window_offsets(sp, out_sp, k, s, p, d):
         _OFFSETS.clear()
     _OFFSETS[key] = found = (base, offs)
     return found
+
+
+def _first_inside(out_sp, k, s, p, d) -> np.ndarray:
+    """Per window, the flat kernel position (row-major) of its first element inside the input."""
+    first = np.zeros(out_sp, _I64)
+    for i in range(len(out_sp)):
+        shape = [1] * len(out_sp)
+        shape[i] = out_sp[i]
+        start = np.arange(out_sp[i], dtype=_I64) * s[i] - p[i]  # window start; negative inside the padding
+        kfirst = np.maximum(-start + d[i] - 1, 0) // d[i]  # ceil(-start / d), at least 0
+        first = first + (kfirst * math.prod(k[i + 1:])).reshape(shape)
+    return first
 
 
 _ORIGINS: dict = {}  # (planes, H, W, kernel, output plane) -> flat window origins, over all planes and per plane
@@ -161,6 +174,12 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
     out_sp = out_shape[-dims:]
     if 0 in out_shape:
         return fresh(np.zeros(out_shape, dt.numpy_dtype)), fresh(np.zeros(out_shape, _I64))
+    if dims == 2 and ckernels is not None and native_float(cdt):  # one pass in C, PyTorch's scan order
+        out, idx = np.empty(out_shape, cdt), np.empty(out_shape, _I64)
+        lead = math.prod(x.shape[:-2])
+        ckernels.max_pool2d(np.ascontiguousarray(x), out, idx, cdt.itemsize == 8,
+                            (lead, 1, *sp, *k, *s, *p, *d, *out_sp))
+        return fresh(out.astype(dt.numpy_dtype, copy=False)), fresh(idx)
     if (dims == 2 and tuple(s) == tuple(k) and not any(p) and d[0] == d[1] == 1 and cdt.kind == "f"
             and out_sp[0] * k[0] <= sp[0] and out_sp[1] * k[1] <= sp[1]):  # no partial (ceil_mode) window
         tiled = _tiled_max2d(x, k, out_sp)
@@ -171,7 +190,8 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
     # scan order), or the last NaN (PyTorch's `val > max || isnan(val)`); np.maximum propagates NaN.
     nan_aware = cdt.kind == "f" and bool(np.isnan(x.max()) if x.size else False)
     best = None
-    pos = np.zeros(out_shape, np.int64)
+    # A window of padding and -inf keeps its first in-bounds position, as PyTorch's scan does.
+    pos = np.broadcast_to(_first_inside(tuple(out_sp), k, s, p, d), out_shape).copy()
     for j, kpos in enumerate(np.ndindex(*k)):
         v = _offset_view(xp, dims, [a * b for a, b in zip(kpos, d)], s, out_sp)
         if best is None:
@@ -208,8 +228,16 @@ def _max_pool_backward(dims, grad_output, self, kernel_size, stride, padding, di
     dt = self._dtype
     cdt = _cdt(dt)
     g = grad_output._data.astype(cdt, copy=False)
-    unique = all(s[i] >= (k[i] - 1) * d[i] + 1 for i in range(dims))
-    gi = _scatter_plane(g, indices._data, dims, self._data.shape, unique)
+    idx = indices._data
+    if ckernels is not None and native_float(cdt) and idx.dtype == _I64 and idx.shape == g.shape:
+        in_shape = self._data.shape
+        gi = np.zeros(in_shape, cdt)
+        plane = math.prod(in_shape[-dims:])
+        ckernels.max_pool_backward(np.ascontiguousarray(g), np.ascontiguousarray(idx), gi, cdt.itemsize == 8,
+                                   gi.size // plane if plane else 0, math.prod(out_shape[-dims:]), plane)
+    else:
+        unique = all(s[i] >= (k[i] - 1) * d[i] + 1 for i in range(dims))
+        gi = _scatter_plane(g, idx, dims, self._data.shape, unique)
     return fresh(gi.astype(dt.numpy_dtype, copy=False))
 
 

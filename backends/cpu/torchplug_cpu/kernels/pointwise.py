@@ -227,7 +227,21 @@ def _frac(x: np.ndarray) -> np.ndarray:
     return x - np.trunc(x)
 
 
+_ZEROS: dict[np.dtype, np.ndarray] = {}  # read-only zeros per dtype, the second operand of relu
+_ZEROS_LIMIT = 1 << 18
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
+    # np.maximum with a scalar (0-d) operand runs an unvectorized loop, 3x slower than against an
+    # array of zeros; contiguous inputs up to _ZEROS_LIMIT elements take a slice of a cached one.
+    n = x.size
+    if 0 < n <= _ZEROS_LIMIT and x.flags.c_contiguous:
+        zeros = _ZEROS.get(x.dtype)
+        if zeros is None or zeros.size < n:
+            zeros = np.zeros(max(n, 4096), x.dtype)
+            zeros.flags.writeable = False
+            _ZEROS[x.dtype] = zeros
+        return np.maximum(x, zeros[:n].reshape(x.shape))
     return np.maximum(x, np.zeros((), x.dtype))
 
 

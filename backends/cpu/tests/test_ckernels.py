@@ -1,0 +1,197 @@
+"""The optional C kernels (im2col/col2im, max pooling) give exactly what their NumPy fallbacks give.
+
+Each case runs the op twice, once with ``torchplug_cpu._ckernels`` and once with the kernel
+modules' ``ckernels`` set to None (the path a build without a compiler takes), and compares
+bit for bit; values are also checked against PyTorch where it is installed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torchplug
+from torchplug_cpu import _native
+from torchplug_cpu.kernels import nn_conv, nn_pool
+
+F = torchplug.nn.functional
+
+pytestmark = pytest.mark.skipif(_native.ckernels is None,
+                                reason="torchplug_cpu._ckernels was not built (or TORCHPLUG_PURE_PYTHON is set)")
+
+
+def _rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _both(monkeypatch, fn):
+    """``fn()`` with the C kernels, then with the NumPy fallbacks."""
+    fast = fn()
+    with monkeypatch.context() as m:
+        m.setattr(nn_conv, "ckernels", None)
+        m.setattr(nn_pool, "ckernels", None)
+        slow = fn()
+    return fast, slow
+
+
+def _assert_same(fast, slow):
+    for a, b in zip(fast, slow):
+        a, b = a.numpy(), b.numpy()
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+POOL_CASES = [  # kernel, stride, padding, dilation, ceil_mode
+    (2, None, 0, 1, False),
+    (3, 2, 0, 1, False),
+    (3, 1, 0, 1, False),
+    (3, 2, 1, 1, False),
+    (3, 2, 1, 1, True),
+    (2, 2, 0, 1, True),
+    ((2, 3), (1, 2), (1, 0), (2, 1), False),
+    ((3, 2), (2, 3), (0, 1), (1, 2), True),
+    (4, 3, 2, 1, True),
+]
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("data", ["normal", "ties", "nan_and_inf"])
+def test_max_pool2d_forward_and_backward_match_the_numpy_path(monkeypatch, case, dtype, data):
+    kernel, stride, padding, dilation, ceil_mode = case
+    rng = np.random.default_rng(7)
+    if data == "ties":
+        x = rng.integers(0, 3, (2, 3, 9, 11)).astype(dtype)
+    else:
+        x = _rand(2, 3, 9, 11, dtype=dtype)
+    if data == "nan_and_inf":
+        x[0, 0, 1:3, 1:4] = np.nan
+        x[0, 1, :, :3] = -np.inf
+        x[1, 2, 4, 4] = np.inf
+        x[1, 0] = -np.inf  # whole planes of -inf: the window's first element is the index
+    t = torchplug.tensor(x, requires_grad=True)
+
+    def run():
+        out, idx = F.max_pool2d(t, kernel, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+        g = torchplug.tensor(_rand(*out.shape, dtype=dtype, seed=2))
+        (grad,) = torchplug.autograd.grad(out, t, g)
+        return out.detach(), idx, grad
+
+    fast, slow = _both(monkeypatch, run)
+    _assert_same(fast[:2], slow[:2])
+    # gradients of overlapping windows: the fallback sums in float64 (np.bincount), C and PyTorch in the dtype
+    np.testing.assert_allclose(fast[2].numpy(), slow[2].numpy(), rtol=1e-6, atol=1e-6)
+    torch = pytest.importorskip("torch")
+    tt = torch.tensor(x, requires_grad=True)
+    ref, ref_idx = torch.nn.functional.max_pool2d(tt, kernel, stride, padding, dilation, ceil_mode=ceil_mode,
+                                                  return_indices=True)
+    np.testing.assert_array_equal(fast[0].numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(fast[1].numpy(), ref_idx.numpy())
+    (ref_grad,) = torch.autograd.grad(ref, tt, torch.tensor(_rand(*ref.shape, dtype=dtype, seed=2)))
+    np.testing.assert_allclose(fast[2].numpy(), ref_grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool1d_and_batchless_inputs_take_the_same_kernel(monkeypatch):
+    x = torchplug.tensor(_rand(3, 5, 17))
+    _assert_same(*_both(monkeypatch, lambda: F.max_pool1d(x, 3, 2, 1, return_indices=True)))
+    x3 = torchplug.tensor(_rand(4, 7, 6))
+    _assert_same(*_both(monkeypatch, lambda: F.max_pool2d(x3, 2, return_indices=True)))
+
+
+def test_max_pool_backward_refuses_indices_outside_the_plane():
+    x = torchplug.tensor(_rand(1, 2, 4, 4))
+    out, idx = F.max_pool2d(x, 2, return_indices=True)
+    bad = idx.clone()
+    bad[0, 1, 0, 0] = 16  # one past the 4x4 plane
+    op = torchplug.ops.aten.max_pool2d_with_indices_backward
+    with pytest.raises(IndexError, match="outside its input plane of 16 elements"):
+        op(torchplug.ones_like(out), x, [2, 2], [2, 2], [0, 0], [1, 1], False, bad)
+    good = op(torchplug.ones_like(out), x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
+    assert float(good.sum()) == out.numel()
+
+
+CONV_CASES = [  # input shape, weight shape, stride, padding, dilation, groups
+    ((4, 1, 8, 8), (8, 1, 3, 3), 1, 0, 1, 1),
+    ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 2), (1, 2), 2),
+    ((3, 3, 10, 10), (5, 3, 5, 5), 3, 2, 1, 1),
+    ((2, 2, 6, 6), (4, 2, 1, 1), 1, 0, 1, 1),
+    ((2, 6, 13), (4, 3, 3), 2, 1, 2, 2),  # conv1d: height 1
+    ((1, 2, 5), (3, 2, 4), 1, 3, 1, 1),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_convolution_and_its_gradients_match_the_numpy_path(monkeypatch, case, dtype):
+    xs, ws, stride, padding, dilation, groups = case
+    x = torchplug.tensor(_rand(*xs, dtype=dtype), requires_grad=True)
+    w = torchplug.tensor(_rand(*ws, dtype=dtype, seed=1), requires_grad=True)
+    conv = F.conv1d if len(xs) == 3 else F.conv2d
+
+    def run():
+        y = conv(x, w, None, stride, padding, dilation, groups)
+        gx, gw = torchplug.autograd.grad(y, (x, w), torchplug.tensor(_rand(*y.shape, dtype=dtype, seed=3)))
+        return y.detach(), gx, gw
+
+    fast, slow = _both(monkeypatch, run)
+    for a, b in zip(fast, slow):  # the same GEMMs; summation order in col2im may differ by rounding
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_convolution_matches_the_numpy_path(monkeypatch, dtype):
+    x = torchplug.tensor(_rand(2, 4, 5, 6, dtype=dtype), requires_grad=True)
+    w = torchplug.tensor(_rand(4, 3, 3, 2, dtype=dtype, seed=1), requires_grad=True)
+
+    def run():
+        y = F.conv_transpose2d(x, w, None, stride=2, padding=1, output_padding=1, dilation=(1, 2))
+        gx, gw = torchplug.autograd.grad(y, (x, w), torchplug.ones_like(y))
+        return y.detach(), gx, gw
+
+    fast, slow = _both(monkeypatch, run)
+    for a, b in zip(fast, slow):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_raw_kernels_check_buffer_sizes_instead_of_overrunning():
+    k = _native.ckernels
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="columns holds"):
+        k.im2col(x, np.zeros(3, np.float32), False, (1, 1, 4, 4, 3, 3, 1, 1, 0, 0, 1, 1, 2, 2))
+    with pytest.raises(ValueError, match="input holds"):
+        k.max_pool2d(x, np.zeros(4, np.float32), np.zeros(4, np.int64), True, (1, 1, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 2))
+    with pytest.raises(ValueError, match="must be positive"):
+        k.max_pool2d(x, np.zeros(4, np.float32), np.zeros(4, np.int64), False, (1, 1, 4, 4, 2, 2, 0, 2, 0, 0, 1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threshold", [0.0, 0.25, -1.5])
+@pytest.mark.parametrize("size", [7, 5000])
+def test_threshold_backward_matches_the_numpy_path_and_torch(monkeypatch, dtype, threshold, size):
+    x = _rand(size, dtype=dtype)
+    x[:4] = [np.nan, np.inf, -np.inf, threshold]  # NaN keeps the gradient; x == threshold drops it
+    g = _rand(size, dtype=dtype, seed=1)
+    g[4:6] = [np.inf, np.nan]
+    op = torchplug.ops.aten.threshold_backward
+    fast = op(torchplug.tensor(g), torchplug.tensor(x), threshold)
+    with monkeypatch.context() as m:
+        m.setattr(torchplug_cpu_nn_activation(), "ckernels", None)
+        slow = op(torchplug.tensor(g), torchplug.tensor(x), threshold)
+    assert fast.dtype == slow.dtype
+    np.testing.assert_array_equal(fast.numpy(), slow.numpy())
+    torch = pytest.importorskip("torch")
+    ref = torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x), threshold)
+    np.testing.assert_array_equal(fast.numpy(), ref.numpy())
+
+
+def test_threshold_backward_of_strided_operands_is_computed_on_their_values():
+    x = torchplug.tensor(_rand(6, 8)).t()
+    g = torchplug.tensor(_rand(8, 6, seed=1))
+    out = torchplug.ops.aten.threshold_backward(g, x, 0.0)
+    np.testing.assert_array_equal(out.numpy(), np.where(x.numpy() <= 0, 0, g.numpy()))
+
+
+def torchplug_cpu_nn_activation():
+    from torchplug_cpu.kernels import nn_activation
+
+    return nn_activation

@@ -1,0 +1,408 @@
+/* torchplug_cpu._ckernels: the sliding-window loops NumPy cannot express as one fast pass.
+ *
+ * im2col/col2im (2-d convolution's column matrix and its adjoint), 2-d max pooling with
+ * indices (forward and backward), and relu's backward select.  On small feature maps NumPy runs these as strided copies
+ * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
+ * in per-row loop overhead; here each is one pass in C.
+ *
+ * Optional: built when a compiler is present (backends/cpu/setup.py marks it optional) and
+ * used through torchplug_cpu._native, whose callers keep their NumPy versions as the fallback.
+ * Arrays arrive through the buffer protocol (C-contiguous, checked by size here and prepared by
+ * the callers), so no NumPy headers are needed.  ``dbl`` selects float64 (else float32).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    long long n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+} geom_t;
+
+/* Checks that a buffer holds exactly ``count`` items of ``itemsize`` bytes. */
+static int check_size(Py_buffer *b, const char *what, long long count, Py_ssize_t itemsize) {
+    if (count < 0 || b->len != (Py_ssize_t)(count * itemsize)) {
+        PyErr_Format(PyExc_ValueError, "_ckernels: %s holds %zd bytes, expected %lld items of %zd bytes",
+                     what, b->len, count, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_geom(PyObject *g, geom_t *out) {
+    return PyArg_ParseTuple(g, "LLLLLLLLLLLLLL", &out->n, &out->c, &out->h, &out->w, &out->kh, &out->kw, &out->sh,
+                            &out->sw, &out->ph, &out->pw, &out->dh, &out->dw, &out->oh, &out->ow);
+}
+
+/* cols[(c*KH + ki)*KW + kj, (n*OH + oy)*OW + ox] = x[n, c, oy*SH - PH + ki*DH, ox*SW - PW + kj*DW] (0 outside) */
+#define IM2COL(T)                                                                                             \
+    static void im2col_##T(const T *x, T *cols, const geom_t *g) {                                           \
+        const long long L = g->oh * g->ow, NL = g->n * L;                                                    \
+        for (long long c = 0; c < g->c; c++)                                                                 \
+            for (long long ki = 0; ki < g->kh; ki++)                                                         \
+                for (long long kj = 0; kj < g->kw; kj++) {                                                   \
+                    T *row = cols + ((c * g->kh + ki) * g->kw + kj) * NL;                                    \
+                    for (long long n = 0; n < g->n; n++) {                                                   \
+                        const T *plane = x + (n * g->c + c) * g->h * g->w;                                   \
+                        T *dst = row + n * L;                                                                \
+                        for (long long oy = 0; oy < g->oh; oy++) {                                           \
+                            const long long iy = oy * g->sh - g->ph + ki * g->dh;                            \
+                            T *d = dst + oy * g->ow;                                                         \
+                            if (iy < 0 || iy >= g->h) {                                                      \
+                                for (long long ox = 0; ox < g->ow; ox++) d[ox] = 0;                          \
+                                continue;                                                                    \
+                            }                                                                                \
+                            const T *src = plane + iy * g->w;                                                \
+                            const long long off = kj * g->dw - g->pw;                                        \
+                            if (g->sw == 1 && off >= 0 && off + g->ow <= g->w) {                             \
+                                const T *s = src + off; /* a plain loop: rows are a few elements long */     \
+                                for (long long ox = 0; ox < g->ow; ox++) d[ox] = s[ox];                      \
+                                continue;                                                                    \
+                            }                                                                                \
+                            for (long long ox = 0; ox < g->ow; ox++) {                                       \
+                                const long long ix = ox * g->sw + off;                                       \
+                                d[ox] = (ix >= 0 && ix < g->w) ? src[ix] : 0;                                \
+                            }                                                                                \
+                        }                                                                                    \
+                    }                                                                                        \
+                }                                                                                            \
+    }
+
+/* The adjoint: dx[n, c, iy, ix] += cols[...] for every window position inside the input. */
+#define COL2IM(T)                                                                                             \
+    static void col2im_##T(const T *cols, T *dx, const geom_t *g) {                                          \
+        const long long L = g->oh * g->ow, NL = g->n * L;                                                    \
+        for (long long c = 0; c < g->c; c++)                                                                 \
+            for (long long ki = 0; ki < g->kh; ki++)                                                         \
+                for (long long kj = 0; kj < g->kw; kj++) {                                                   \
+                    const T *row = cols + ((c * g->kh + ki) * g->kw + kj) * NL;                              \
+                    for (long long n = 0; n < g->n; n++) {                                                   \
+                        T *plane = dx + (n * g->c + c) * g->h * g->w;                                        \
+                        const T *src = row + n * L;                                                          \
+                        for (long long oy = 0; oy < g->oh; oy++) {                                           \
+                            const long long iy = oy * g->sh - g->ph + ki * g->dh;                            \
+                            if (iy < 0 || iy >= g->h) continue;                                              \
+                            T *d = plane + iy * g->w;                                                        \
+                            const T *s = src + oy * g->ow;                                                   \
+                            const long long off = kj * g->dw - g->pw;                                        \
+                            for (long long ox = 0; ox < g->ow; ox++) {                                       \
+                                const long long ix = ox * g->sw + off;                                       \
+                                if (ix >= 0 && ix < g->w) d[ix] += s[ox];                                    \
+                            }                                                                                \
+                        }                                                                                    \
+                    }                                                                                        \
+                }                                                                                            \
+    }
+
+/* PyTorch's cpu_max_pool scan: the window's first in-bounds element is the initial index, a
+ * value wins when strictly greater or NaN (so the first maximum, or the last NaN), scanning the
+ * window row by row.  Output columns whose windows lie inside the input run the scan for the
+ * whole output row at once (independent updates the CPU can overlap, instead of one dependent
+ * chain per window); the border columns (padding, ceil_mode) take the clamped per-window scan. */
+#define MAXPOOL(T)                                                                                            \
+    static inline void max_window_##T(const T *plane, const geom_t *g, long long y0, long long y1,           \
+                                      long long ox, T *out, int64_t *idx) {                                 \
+        long long x0 = ox * g->sw - g->pw;                                                                   \
+        const long long x1 = x0 + (g->kw - 1) * g->dw + 1 < g->w ? x0 + (g->kw - 1) * g->dw + 1 : g->w;     \
+        while (x0 < 0) x0 += g->dw;                                                                          \
+        long long best_at = y0 * g->w + x0;                                                                  \
+        T best = -INFINITY;                                                                                  \
+        for (long long iy = y0; iy < y1; iy += g->dh)                                                        \
+            for (long long ix = x0; ix < x1; ix += g->dw) {                                                  \
+                const long long at = iy * g->w + ix;                                                         \
+                const T v = plane[at];                                                                       \
+                if (v > best || v != v) {                                                                    \
+                    best = v;                                                                                \
+                    best_at = at;                                                                            \
+                }                                                                                            \
+            }                                                                                                \
+        *out = best;                                                                                         \
+        *idx = best_at;                                                                                      \
+    }                                                                                                        \
+    static void max_pool_##T(const T *x, T *out, int64_t *idx, long long planes, const geom_t *g) {          \
+        /* [lo, hi): output columns whose whole window is inside the input's columns */                     \
+        long long lo = (g->pw + g->sw - 1) / g->sw;                                                          \
+        long long hi = (g->w - 1 - (g->kw - 1) * g->dw + g->pw) / g->sw + 1;                                 \
+        if (g->w - 1 - (g->kw - 1) * g->dw + g->pw < 0) hi = 0;                                              \
+        if (hi > g->ow) hi = g->ow;                                                                          \
+        if (lo > hi) lo = hi;                                                                                \
+        for (long long p = 0; p < planes; p++) {                                                             \
+            const T *plane = x + p * g->h * g->w;                                                            \
+            for (long long oy = 0; oy < g->oh; oy++) {                                                       \
+                long long y0 = oy * g->sh - g->ph;                                                           \
+                const long long y1 = y0 + (g->kh - 1) * g->dh + 1 < g->h ? y0 + (g->kh - 1) * g->dh + 1 : g->h; \
+                while (y0 < 0) y0 += g->dh;                                                                  \
+                T *orow = out + (p * g->oh + oy) * g->ow;                                                    \
+                int64_t *irow = idx + (p * g->oh + oy) * g->ow;                                              \
+                for (long long ox = 0; ox < lo; ox++) max_window_##T(plane, g, y0, y1, ox, orow + ox, irow + ox); \
+                for (long long ox = hi > lo ? hi : lo; ox < g->ow; ox++)                                     \
+                    max_window_##T(plane, g, y0, y1, ox, orow + ox, irow + ox);                              \
+                if (hi <= lo) continue;                                                                      \
+                for (long long ox = lo; ox < hi; ox++) {                                                     \
+                    orow[ox] = -INFINITY;                                                                    \
+                    irow[ox] = y0 * g->w + ox * g->sw - g->pw;                                               \
+                }                                                                                            \
+                for (long long iy = y0; iy < y1; iy += g->dh)                                                \
+                    for (long long kj = 0; kj < g->kw; kj++) {                                               \
+                        const long long base = iy * g->w + kj * g->dw - g->pw;                               \
+                        const T *src = plane + base;                                                         \
+                        for (long long ox = lo; ox < hi; ox++) {                                             \
+                            const T v = src[ox * g->sw];                                                     \
+                            const int take = (v > orow[ox]) | (v != v);                                      \
+                            orow[ox] = take ? v : orow[ox];                                                  \
+                            irow[ox] = take ? base + ox * g->sw : irow[ox];                                  \
+                        }                                                                                    \
+                    }                                                                                        \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+/* Windows inside the input (no padding, dilation 1, no partial ceil_mode window): the same scan
+ * with the window held in registers.  Always inlined, so the common shapes below get their
+ * kernel and stride as constants (the loops unroll; runtime-sized windows of 2-3 elements
+ * spend most of their time in loop overhead). */
+#define MAXPOOL_VALID(T)                                                                                      \
+    static inline __attribute__((always_inline)) void max_pool_valid_##T(                                    \
+        const T *x, T *out, int64_t *idx, long long planes, const geom_t *g, const long long KH,             \
+        const long long KW, const long long SH, const long long SW) {                                        \
+        const long long W = g->w;                                                                            \
+        for (long long p = 0; p < planes; p++) {                                                             \
+            const T *plane = x + p * g->h * W;                                                               \
+            T *o = out + p * g->oh * g->ow;                                                                  \
+            int64_t *io = idx + p * g->oh * g->ow;                                                           \
+            for (long long oy = 0; oy < g->oh; oy++)                                                         \
+                for (long long ox = 0; ox < g->ow; ox++) {                                                   \
+                    const long long at0 = oy * SH * W + ox * SW;                                             \
+                    T best = plane[at0];                                                                     \
+                    long long best_at = at0;                                                                 \
+                    for (long long ki = 0; ki < KH; ki++)                                                    \
+                        for (long long kj = (ki == 0); kj < KW; kj++) {                                      \
+                            const long long at = at0 + ki * W + kj;                                          \
+                            const T v = plane[at];                                                           \
+                            const int take = (v > best) | (v != v);                                          \
+                            best = take ? v : best;                                                          \
+                            best_at = take ? at : best_at;                                                   \
+                        }                                                                                    \
+                    *o++ = best;                                                                             \
+                    *io++ = best_at;                                                                         \
+                }                                                                                            \
+        }                                                                                                    \
+    }                                                                                                        \
+    static void max_pool_dispatch_##T(const T *x, T *out, int64_t *idx, long long planes, const geom_t *g) { \
+        const int valid = g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1 &&                            \
+                          (g->oh - 1) * g->sh + g->kh <= g->h && (g->ow - 1) * g->sw + g->kw <= g->w;       \
+        if (!valid)                                                                                          \
+            max_pool_##T(x, out, idx, planes, g);                                                            \
+        else if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2)                                       \
+            max_pool_valid_##T(x, out, idx, planes, g, 2, 2, 2, 2);                                          \
+        else if (g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2)                                       \
+            max_pool_valid_##T(x, out, idx, planes, g, 3, 3, 2, 2);                                          \
+        else if (g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1)                                       \
+            max_pool_valid_##T(x, out, idx, planes, g, 3, 3, 1, 1);                                          \
+        else if (g->kh == 1 && g->kw == 2 && g->sh == 1 && g->sw == 2) /* max_pool1d(2) */                   \
+            max_pool_valid_##T(x, out, idx, planes, g, 1, 2, 1, 2);                                          \
+        else                                                                                                 \
+            max_pool_valid_##T(x, out, idx, planes, g, g->kh, g->kw, g->sh, g->sw);                          \
+    }
+
+/* grad_input[p, idx[p, o]] += grad_output[p, o]; returns the first out-of-range index position, or -1. */
+#define MAXPOOL_BWD(T)                                                                                        \
+    static long long max_pool_backward_##T(const T *go, const int64_t *idx, T *gi, long long planes,          \
+                                           long long out_per_plane, long long in_per_plane) {                \
+        for (long long p = 0; p < planes; p++) {                                                             \
+            const T *gp = go + p * out_per_plane;                                                            \
+            const int64_t *ip = idx + p * out_per_plane;                                                     \
+            T *dst = gi + p * in_per_plane;                                                                  \
+            for (long long o = 0; o < out_per_plane; o++) {                                                  \
+                const int64_t at = ip[o];                                                                    \
+                if (at < 0 || at >= in_per_plane) return p * out_per_plane + o;                              \
+                dst[at] += gp[o];                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return -1;                                                                                           \
+    }
+
+/* relu's backward: out = x <= threshold ? 0 : g (NaN inputs keep g, as in PyTorch).  NumPy needs a
+ * select (np.where, slow on random masks) or a multiply plus a NaN/inf repair pass. */
+#define THRESHOLD_BWD(T)                                                                                      \
+    static void threshold_backward_##T(const T *restrict x, const T *restrict g, T *restrict out, T threshold, \
+                                       Py_ssize_t n) {                                                       \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                 \
+            const T gi = g[i]; /* loaded unconditionally, so the select vectorizes (no branch) */            \
+            out[i] = x[i] <= threshold ? (T)0 : gi;                                                          \
+        }                                                                                                    \
+    }
+
+THRESHOLD_BWD(float)
+THRESHOLD_BWD(double)
+IM2COL(float)
+IM2COL(double)
+COL2IM(float)
+COL2IM(double)
+MAXPOOL(float)
+MAXPOOL(double)
+MAXPOOL_VALID(float)
+MAXPOOL_VALID(double)
+MAXPOOL_BWD(float)
+MAXPOOL_BWD(double)
+
+/* im2col(x, cols, dbl, geometry) -- geometry = (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW) */
+static PyObject *py_im2col(PyObject *self, PyObject *args) {
+    Py_buffer x, cols;
+    int dbl;
+    PyObject *gt;
+    geom_t g;
+    if (!PyArg_ParseTuple(args, "y*w*pO!", &x, &cols, &dbl, &PyTuple_Type, &gt))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (parse_geom(gt, &g) && check_size(&x, "input", g.n * g.c * g.h * g.w, size) == 0 &&
+        check_size(&cols, "columns", g.c * g.kh * g.kw * g.n * g.oh * g.ow, size) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            im2col_double((const double *)x.buf, (double *)cols.buf, &g);
+        else
+            im2col_float((const float *)x.buf, (float *)cols.buf, &g);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&cols);
+    return result;
+}
+
+/* col2im(cols, dx, dbl, geometry): accumulates into dx (the caller zeroes it) */
+static PyObject *py_col2im(PyObject *self, PyObject *args) {
+    Py_buffer cols, dx;
+    int dbl;
+    PyObject *gt;
+    geom_t g;
+    if (!PyArg_ParseTuple(args, "y*w*pO!", &cols, &dx, &dbl, &PyTuple_Type, &gt))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (parse_geom(gt, &g) && check_size(&dx, "input gradient", g.n * g.c * g.h * g.w, size) == 0 &&
+        check_size(&cols, "columns", g.c * g.kh * g.kw * g.n * g.oh * g.ow, size) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            col2im_double((const double *)cols.buf, (double *)dx.buf, &g);
+        else
+            col2im_float((const float *)cols.buf, (float *)dx.buf, &g);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&cols);
+    PyBuffer_Release(&dx);
+    return result;
+}
+
+/* max_pool2d(x, out, indices, dbl, geometry): N*C planes; indices are int64 offsets within a plane */
+static PyObject *py_max_pool2d(PyObject *self, PyObject *args) {
+    Py_buffer x, out, idx;
+    int dbl;
+    PyObject *gt;
+    geom_t g;
+    if (!PyArg_ParseTuple(args, "y*w*w*pO!", &x, &out, &idx, &dbl, &PyTuple_Type, &gt))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (parse_geom(gt, &g) && check_size(&x, "input", g.n * g.c * g.h * g.w, size) == 0 &&
+        check_size(&out, "output", g.n * g.c * g.oh * g.ow, size) == 0 &&
+        check_size(&idx, "indices", g.n * g.c * g.oh * g.ow, sizeof(int64_t)) == 0) {
+        if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.max_pool2d: kernel, stride and dilation must be positive");
+        } else {
+            const long long planes = g.n * g.c;
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                max_pool_dispatch_double((const double *)x.buf, (double *)out.buf, (int64_t *)idx.buf, planes, &g);
+            else
+                max_pool_dispatch_float((const float *)x.buf, (float *)out.buf, (int64_t *)idx.buf, planes, &g);
+            Py_END_ALLOW_THREADS
+            result = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&idx);
+    return result;
+}
+
+/* max_pool_backward(grad_output, indices, grad_input, dbl, planes, out_per_plane, in_per_plane):
+ * accumulates into grad_input (the caller zeroes it); an index outside its plane raises IndexError */
+static PyObject *py_max_pool_backward(PyObject *self, PyObject *args) {
+    Py_buffer go, idx, gi;
+    int dbl;
+    long long planes, out_pp, in_pp;
+    if (!PyArg_ParseTuple(args, "y*y*w*pLLL", &go, &idx, &gi, &dbl, &planes, &out_pp, &in_pp))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (check_size(&go, "grad_output", planes * out_pp, size) == 0 &&
+        check_size(&idx, "indices", planes * out_pp, sizeof(int64_t)) == 0 &&
+        check_size(&gi, "grad_input", planes * in_pp, size) == 0) {
+        long long bad;
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            bad = max_pool_backward_double((const double *)go.buf, (const int64_t *)idx.buf, (double *)gi.buf, planes,
+                                           out_pp, in_pp);
+        else
+            bad = max_pool_backward_float((const float *)go.buf, (const int64_t *)idx.buf, (float *)gi.buf, planes,
+                                          out_pp, in_pp);
+        Py_END_ALLOW_THREADS
+        if (bad >= 0)
+            PyErr_Format(PyExc_IndexError,
+                         "max pooling backward: index %lld (at flat position %lld of indices) is outside its "
+                         "input plane of %lld elements; pass the indices returned by the forward",
+                         (long long)((const int64_t *)idx.buf)[bad], bad, in_pp);
+        else
+            result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&go);
+    PyBuffer_Release(&idx);
+    PyBuffer_Release(&gi);
+    return result;
+}
+
+/* threshold_backward(x, grad, out, threshold, dbl): three buffers of one size and dtype */
+static PyObject *py_threshold_backward(PyObject *self, PyObject *args) {
+    Py_buffer x, g, out;
+    double threshold;
+    int dbl;
+    if (!PyArg_ParseTuple(args, "y*y*w*dp", &x, &g, &out, &threshold, &dbl))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long n = x.len / size;
+    if (check_size(&x, "input", n, size) == 0 && check_size(&g, "grad", n, size) == 0 &&
+        check_size(&out, "output", n, size) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            threshold_backward_double((const double *)x.buf, (const double *)g.buf, (double *)out.buf, threshold, n);
+        else
+            threshold_backward_float((const float *)x.buf, (const float *)g.buf, (float *)out.buf, (float)threshold, n);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"im2col", py_im2col, METH_VARARGS, "im2col(x, cols, dbl, geometry): fill the 2-d column matrix."},
+    {"col2im", py_col2im, METH_VARARGS, "col2im(cols, dx, dbl, geometry): accumulate columns into dx."},
+    {"max_pool2d", py_max_pool2d, METH_VARARGS, "max_pool2d(x, out, indices, dbl, geometry)."},
+    {"max_pool_backward", py_max_pool_backward, METH_VARARGS,
+     "max_pool_backward(grad_output, indices, grad_input, dbl, planes, out_per_plane, in_per_plane)."},
+    {"threshold_backward", py_threshold_backward, METH_VARARGS,
+     "threshold_backward(x, grad, out, threshold, dbl): out = x <= threshold ? 0 : grad."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "torchplug_cpu._ckernels",
+                                    "Sliding-window loops of the cpu backend in C (optional).", -1, methods};
+
+PyMODINIT_FUNC PyInit__ckernels(void) { return PyModule_Create(&module); }

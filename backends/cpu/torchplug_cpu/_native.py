@@ -1,0 +1,36 @@
+"""The optional C kernels of the cpu backend (``torchplug_cpu._ckernels``), or None.
+
+``setup.py`` builds them where a C compiler exists; every caller keeps its NumPy version as
+the fallback, and ``TORCHPLUG_PURE_PYTHON=1`` forces that fallback (as it does for the core's
+C fast path).  The kernels take C-contiguous float32/float64 buffers; ``native_float(a)`` tells
+whether an array's dtype is one of those.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ckernels", "native_float"]
+
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _load() -> Any:
+    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+        return None
+    try:
+        return importlib.import_module("torchplug_cpu._ckernels")
+    except ImportError:  # not built (no compiler at install time): NumPy versions are used
+        return None
+
+
+ckernels = _load()
+
+
+def native_float(dtype: np.dtype) -> bool:
+    """Whether the C kernels handle arrays of ``dtype`` (float32 and float64)."""
+    return dtype in _NATIVE

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import torchplug
-from torchplug_cpu import _native
-from torchplug_cpu.kernels import nn_conv, nn_pool
+from torchplug_cpu import _common, _native
 
 F = torchplug.nn.functional
 
@@ -28,8 +27,7 @@ def _both(monkeypatch, fn):
     """``fn()`` with the C kernels, then with the NumPy fallbacks."""
     fast = fn()
     with monkeypatch.context() as m:
-        m.setattr(nn_conv, "ckernels", None)
-        m.setattr(nn_pool, "ckernels", None)
+        m.setattr(_common, "ckernels", None)
         slow = fn()
     return fast, slow
 
@@ -175,7 +173,7 @@ def test_threshold_backward_matches_the_numpy_path_and_torch(monkeypatch, dtype,
     op = torchplug.ops.aten.threshold_backward
     fast = op(torchplug.tensor(g), torchplug.tensor(x), threshold)
     with monkeypatch.context() as m:
-        m.setattr(torchplug_cpu_nn_activation(), "ckernels", None)
+        m.setattr(_common, "ckernels", None)
         slow = op(torchplug.tensor(g), torchplug.tensor(x), threshold)
     assert fast.dtype == slow.dtype
     np.testing.assert_array_equal(fast.numpy(), slow.numpy())
@@ -190,8 +188,3 @@ def test_threshold_backward_of_strided_operands_is_computed_on_their_values():
     out = torchplug.ops.aten.threshold_backward(g, x, 0.0)
     np.testing.assert_array_equal(out.numpy(), np.where(x.numpy() <= 0, 0, g.numpy()))
 
-
-def torchplug_cpu_nn_activation():
-    from torchplug_cpu.kernels import nn_activation
-
-    return nn_activation

@@ -39,6 +39,27 @@ def _pick_matmul() -> Any:
 
 
 matmul = _pick_matmul()  # every GEMM of the kernels goes through this
+
+
+def _pick_ckernels() -> Any:
+    """The optional C kernels (``torchplug_cpu._native``) for NumPy arrays; None when these helpers
+    serve another array library (the C kernels read host buffers only) or when they were not built."""
+    import numpy
+
+    if np.ndarray is not numpy.ndarray:
+        return None
+    from torchplug_cpu._native import ckernels as found
+
+    return found
+
+
+ckernels = _pick_ckernels()  # kernels test ``C.ckernels is not None`` and keep a NumPy fallback
+_C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def native_float(dtype: Any) -> bool:
+    """Whether the C kernels handle arrays of ``dtype`` (float32 and float64)."""
+    return dtype in _C_FLOATS
 _new = object.__new__
 _ndarray = np.ndarray
 

@@ -2,8 +2,8 @@
 
 ``setup.py`` builds them where a C compiler exists; every caller keeps its NumPy version as
 the fallback, and ``TORCHPLUG_PURE_PYTHON=1`` forces that fallback (as it does for the core's
-C fast path).  The kernels take C-contiguous float32/float64 buffers; ``native_float(a)`` tells
-whether an array's dtype is one of those.
+C fast path).  The kernels take C-contiguous float32/float64 buffers.  Kernel modules reach them
+as ``_common.ckernels``, which is None where the helpers serve a non-NumPy array library.
 """
 
 from __future__ import annotations
@@ -12,11 +12,7 @@ import importlib
 import os
 from typing import Any
 
-import numpy as np
-
-__all__ = ["ckernels", "native_float"]
-
-_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+__all__ = ["ckernels"]
 
 
 def _load() -> Any:
@@ -30,7 +26,3 @@ def _load() -> Any:
 
 ckernels = _load()
 
-
-def native_float(dtype: np.dtype) -> bool:
-    """Whether the C kernels handle arrays of ``dtype`` (float32 and float64)."""
-    return dtype in _NATIVE

@@ -17,7 +17,6 @@ from torchplug.library import KernelTable
 
 from .. import _common as C
 from .._common import HALF, Tensor
-from .._native import ckernels
 from .core import fresh
 
 try:  # scipy's erf is vectorized; math.erf is the exact fallback
@@ -290,10 +289,10 @@ _ZERO = {d: d.type(0) for d in _FLOAT_NP}
 @TABLE.impl("aten::threshold_backward")
 def threshold_backward(grad_output, self, threshold):
     g, x = grad_output._data, self._data
-    if (ckernels is not None and grad_output._dtype is self._dtype and g.dtype in _FLOAT_NP and g.shape == x.shape
+    if (C.ckernels is not None and grad_output._dtype is self._dtype and g.dtype in _FLOAT_NP and g.shape == x.shape
             and not isinstance(threshold, complex)):  # one vectorized select in C
         out = np.empty(x.shape, g.dtype)
-        ckernels.threshold_backward(np.ascontiguousarray(x), np.ascontiguousarray(g), out, float(threshold),
+        C.ckernels.threshold_backward(np.ascontiguousarray(x), np.ascontiguousarray(g), out, float(threshold),
                                     g.dtype.itemsize == 8)
         return C.wrap(out)
     if grad_output._dtype is self._dtype and g.dtype in _FLOAT_NP and 0 < x.size < 4096:

@@ -21,7 +21,6 @@ from torchplug.library import KernelTable
 
 from .. import _common as C
 from .._common import HALF, INTEGRAL, Tensor
-from .._native import ckernels, native_float
 from .core import fresh
 
 TABLE = KernelTable("CPU")
@@ -53,7 +52,7 @@ def _columns(x: np.ndarray, groups: int, ksize: tuple[int, ...], stride, padding
     geometry = _geometry_2d(x.shape, x.dtype, ksize, stride, padding, dilation, out_sp)
     if geometry is not None:  # one pass in C (1-d and 2-d windows over float32/float64)
         cols = np.empty((groups, c // groups * math.prod(ksize), n * math.prod(out_sp)), x.dtype)
-        ckernels.im2col(np.ascontiguousarray(x), cols, x.dtype.itemsize == 8, geometry)
+        C.ckernels.im2col(np.ascontiguousarray(x), cols, x.dtype.itemsize == 8, geometry)
         return cols
     xp = _pad_input(x, padding)
     cg = c // groups
@@ -69,7 +68,7 @@ def _geometry_2d(in_shape, dtype: np.dtype, ksize, stride, padding, dilation, ou
     """The C kernels' ``(N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW)`` for windows over an input
     of ``in_shape`` (1-d as height 1), or None where they do not apply (no C build, 3-d windows, or a
     dtype they lack)."""
-    if ckernels is None or len(ksize) > 2 or not native_float(dtype):
+    if C.ckernels is None or len(ksize) > 2 or not C.native_float(dtype):
         return None
     if len(ksize) == 1:
         return (*in_shape[:2], 1, in_shape[2], 1, ksize[0], 1, stride[0], 0, padding[0], 1, dilation[0],
@@ -163,7 +162,7 @@ def conv_backward_input(g: np.ndarray, w: np.ndarray, in_sp, stride, padding, di
         geometry = _geometry_2d((n, c, *in_sp), cols.dtype, ksize, stride, padding, dilation, out_sp)
         if geometry is not None:  # one pass in C, straight into the (N, C, *in) layout
             dx = np.zeros((n, c, *in_sp), cols.dtype)
-            ckernels.col2im(np.ascontiguousarray(cols), dx, cols.dtype.itemsize == 8, geometry)
+            C.ckernels.col2im(np.ascontiguousarray(cols), dx, cols.dtype.itemsize == 8, geometry)
             return dx
     padded = tuple(s + 2 * p for s, p in zip(in_sp, padding))
     # Room for windows reaching past the padded input (strides that skip the last rows).

@@ -17,7 +17,6 @@ from torchplug.library import KernelTable
 
 from .. import _common as C
 from .._common import HALF, Tensor
-from .._native import ckernels, native_float
 from .core import fresh
 
 TABLE = KernelTable("CPU")
@@ -174,10 +173,10 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
     out_sp = out_shape[-dims:]
     if 0 in out_shape:
         return fresh(np.zeros(out_shape, dt.numpy_dtype)), fresh(np.zeros(out_shape, _I64))
-    if dims == 2 and ckernels is not None and native_float(cdt):  # one pass in C, PyTorch's scan order
+    if dims == 2 and C.ckernels is not None and C.native_float(cdt):  # one pass in C, PyTorch's scan order
         out, idx = np.empty(out_shape, cdt), np.empty(out_shape, _I64)
         lead = math.prod(x.shape[:-2])
-        ckernels.max_pool2d(np.ascontiguousarray(x), out, idx, cdt.itemsize == 8,
+        C.ckernels.max_pool2d(np.ascontiguousarray(x), out, idx, cdt.itemsize == 8,
                             (lead, 1, *sp, *k, *s, *p, *d, *out_sp))
         return fresh(out.astype(dt.numpy_dtype, copy=False)), fresh(idx)
     if (dims == 2 and tuple(s) == tuple(k) and not any(p) and d[0] == d[1] == 1 and cdt.kind == "f"
@@ -229,11 +228,11 @@ def _max_pool_backward(dims, grad_output, self, kernel_size, stride, padding, di
     cdt = _cdt(dt)
     g = grad_output._data.astype(cdt, copy=False)
     idx = indices._data
-    if ckernels is not None and native_float(cdt) and idx.dtype == _I64 and idx.shape == g.shape:
+    if C.ckernels is not None and C.native_float(cdt) and idx.dtype == _I64 and idx.shape == g.shape:
         in_shape = self._data.shape
         gi = np.zeros(in_shape, cdt)
         plane = math.prod(in_shape[-dims:])
-        ckernels.max_pool_backward(np.ascontiguousarray(g), np.ascontiguousarray(idx), gi, cdt.itemsize == 8,
+        C.ckernels.max_pool_backward(np.ascontiguousarray(g), np.ascontiguousarray(idx), gi, cdt.itemsize == 8,
                                    gi.size // plane if plane else 0, math.prod(out_shape[-dims:]), plane)
     else:
         unique = all(s[i] >= (k[i] - 1) * d[i] + 1 for i in range(dims))

@@ -1,10 +1,14 @@
 """``matmul``: NumPy's matmul with small products kept on one BLAS thread.
 
-OpenBLAS splits even small GEMMs across its threads.  On small machines (measured on 2 vCPUs)
-the hand-off and the spinning worker cost more than they save: an MLP training step took
-2.6 ms with two threads and 1.5 ms with one, while PyTorch, which parallelizes by grain size,
-was at 1.5 ms.  So products below ``SMALL_WORK`` multiply-adds run with one thread and larger
-ones with the count ``torchplug.set_num_threads`` (or the library default) gives.
+OpenBLAS splits even small GEMMs across its threads, where the hand-off costs more than it
+saves.  Measured on 2 vCPUs (one OpenBLAS pool in the process): a 64x64x64 product takes the
+same time on one or two threads; from about a million multiply-adds two threads win
+(64x128x128: 0.78x the one-thread time, 64x512x256: 0.56x).  So products below ``SMALL_WORK``
+multiply-adds run with one thread and larger ones with the count ``torchplug.set_num_threads``
+(or the library default) gives.  (An earlier limit of 2^24 had been set while SciPy's second
+OpenBLAS pool was also in the process, which made two threads look slower than they are: the
+784-256-10 MLP step went from 0.67-0.70x to 0.91-0.93x PyTorch's steps/s at default threads
+when its 64x784x256 products moved to two threads.)
 
 The switch is OpenBLAS's own ``openblas_set_num_threads`` on NumPy's copy of the library, found
 through threadpoolctl; with another BLAS (MKL, Accelerate) or no threadpoolctl it is a plain
@@ -21,7 +25,7 @@ import numpy as np
 
 __all__ = ["matmul", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK"]
 
-SMALL_WORK = 1 << 24  # multiply-adds (256^3): below this one thread wins on small machines
+SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
 
 _np_matmul = np.matmul
 _setter: Any = None  # ctypes function: openblas_set_num_threads of NumPy's OpenBLAS

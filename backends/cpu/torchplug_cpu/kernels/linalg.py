@@ -137,8 +137,9 @@ def _addmm(self, mat1, mat2, beta, alpha) -> np.ndarray:
         )
     n, m = mat1._data.shape[0], mat2._data.shape[1]
     bias = self._data
-    if bias.shape != (n, m):
-        # PyTorch expands self to the product's shape (same errors as expand).
+    if bias.shape != (n, m) and not (bias.ndim == 0 or bias.ndim == 1 and bias.shape[0] in (m, 1)):
+        # PyTorch expands self to the product's shape (same errors as expand); a vector or scalar
+        # (nn.Linear's bias) broadcasts in NumPy as it would expand.
         bias = CP.expand(self, [n, m])._data
     npdt = mat1._data.dtype
     prod = _product(mat1._data, mat2._data)
@@ -149,7 +150,8 @@ def _addmm(self, mat1, mat2, beta, alpha) -> np.ndarray:
     if beta == 0:
         out = prod
     elif beta == 1:
-        out = prod + bias
+        # the product is a fresh array: add in place when no promotion is involved
+        out = np.add(prod, bias, out=prod) if prod.dtype == bias.dtype else prod + bias
     else:
         out = prod + bias * (np.asarray(beta).astype(npdt) if npdt.kind in "iu" else beta)
     return np.asarray(out, dtype=npdt)

@@ -158,6 +158,10 @@ def test_raw_kernels_check_buffer_sizes_instead_of_overrunning():
         k.im2col(x, np.zeros(3, np.float32), False, (1, 1, 4, 4, 3, 3, 1, 1, 0, 0, 1, 1, 2, 2))
     with pytest.raises(ValueError, match="input holds"):
         k.max_pool2d(x, np.zeros(4, np.float32), np.zeros(4, np.int64), True, (1, 1, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 2))
+    with pytest.raises(ValueError, match="must not be empty"):
+        k.softmax(np.zeros(0, np.float32), np.zeros(0, np.float32), False, 0, 0, True)
+    with pytest.raises(ValueError, match="grad_input holds"):
+        k.softmax_backward(x, x, np.zeros(3, np.float32), False, 4, 4, False)
     with pytest.raises(ValueError, match="must be positive"):
         k.max_pool2d(x, np.zeros(4, np.float32), np.zeros(4, np.int64), False, (1, 1, 4, 4, 2, 2, 0, 2, 0, 0, 1, 1, 2, 2))
 
@@ -188,3 +192,44 @@ def test_threshold_backward_of_strided_operands_is_computed_on_their_values():
     out = torchplug.ops.aten.threshold_backward(g, x, 0.0)
     np.testing.assert_array_equal(out.numpy(), np.where(x.numpy() <= 0, 0, g.numpy()))
 
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 10), (3, 4, 1), (7,), (2, 3, 200)])
+def test_softmax_rows_and_their_backward_match_the_numpy_path_and_torch(monkeypatch, fn, dtype, shape):
+    x = _rand(*shape, dtype=dtype) * 4
+    flat = x.reshape(-1, shape[-1])
+    if flat.shape[0] > 2:
+        flat[0, 0] = np.nan  # a NaN row stays NaN
+        flat[1, :] = -np.inf  # all -inf: NaN, as in PyTorch
+        flat[2, 0] = np.inf
+    t = torchplug.tensor(x, requires_grad=True)
+    g = _rand(*shape, dtype=dtype, seed=5)
+    op = getattr(F, fn)
+
+    def run():
+        y = op(t, -1)
+        (gx,) = torchplug.autograd.grad(y, t, torchplug.tensor(g))
+        return y.detach(), gx
+
+    fast, slow = _both(monkeypatch, run)
+    tol = dict(rtol=2e-6, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-13)
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a.numpy(), b.numpy(), **tol)  # summation order: last-ulp differences
+    torch = pytest.importorskip("torch")
+    tt = torch.tensor(x, requires_grad=True)
+    ref = getattr(torch.nn.functional, fn)(tt, -1)
+    (ref_g,) = torch.autograd.grad(ref, tt, torch.tensor(g))
+    np.testing.assert_allclose(fast[0].numpy(), ref.detach().numpy(), **tol)
+    np.testing.assert_allclose(fast[1].numpy(), ref_g.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_softmax_over_other_axes_and_half_inputs_still_agree(monkeypatch):
+    x = torchplug.tensor(_rand(4, 5, 6))
+    for dim in (0, 1, 2):
+        fast, slow = _both(monkeypatch, lambda: (F.log_softmax(x, dim), F.softmax(x.half(), dim)))
+        np.testing.assert_allclose(fast[0].numpy(), slow[0].numpy(), rtol=2e-6, atol=2e-6)
+        np.testing.assert_array_equal(fast[1].float().numpy(), slow[1].float().numpy())

@@ -1,7 +1,8 @@
 /* torchplug_cpu._ckernels: the sliding-window loops NumPy cannot express as one fast pass.
  *
  * im2col/col2im (2-d convolution's column matrix and its adjoint), 2-d max pooling with
- * indices (forward and backward), and relu's backward select.  On small feature maps NumPy runs these as strided copies
+ * indices (forward and backward), softmax/log_softmax and their backward, and relu's backward
+ * select.  On small feature maps NumPy runs these as strided copies
  * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
  * in per-row loop overhead; here each is one pass in C.
  *
@@ -236,6 +237,49 @@ static int parse_geom(PyObject *g, geom_t *out) {
 
 THRESHOLD_BWD(float)
 THRESHOLD_BWD(double)
+/* softmax / log_softmax over the rows of a (rows, n) array, and their backward.  NumPy needs five
+ * whole-array passes with reductions over short rows (a 10-class softmax is dominated by them);
+ * here each row is one pass for the maximum and one or two more.  NaN and inf follow the same
+ * arithmetic as the NumPy version (a NaN maximum poisons the row). */
+#define SOFTMAX(T, EXP, LOG)                                                                                  \
+    static void softmax_##T(const T *x, T *out, long long rows, long long n, int log_) {                    \
+        for (long long r = 0; r < rows; r++) {                                                               \
+            const T *xs = x + r * n;                                                                         \
+            T *os = out + r * n;                                                                             \
+            T m = xs[0];                                                                                     \
+            for (long long k = 1; k < n; k++) m = (xs[k] > m || xs[k] != xs[k]) ? xs[k] : m;                 \
+            double sum = 0;                                                                                  \
+            if (log_) {                                                                                      \
+                for (long long k = 0; k < n; k++) sum += EXP(xs[k] - m);                                     \
+                const T lse = (T)LOG((T)sum);                                                                \
+                for (long long k = 0; k < n; k++) os[k] = (xs[k] - m) - lse;                                 \
+            } else {                                                                                         \
+                for (long long k = 0; k < n; k++) {                                                          \
+                    os[k] = EXP(xs[k] - m);                                                                  \
+                    sum += os[k];                                                                            \
+                }                                                                                            \
+                const T total = (T)sum;                                                                      \
+                for (long long k = 0; k < n; k++) os[k] /= total;                                            \
+            }                                                                                                \
+        }                                                                                                    \
+    }                                                                                                        \
+    static void softmax_backward_##T(const T *g, const T *y, T *out, long long rows, long long n, int log_) { \
+        for (long long r = 0; r < rows; r++) {                                                               \
+            const T *gs = g + r * n, *ys = y + r * n;                                                        \
+            T *os = out + r * n;                                                                             \
+            double sum = 0;                                                                                  \
+            if (log_) {                                                                                      \
+                for (long long k = 0; k < n; k++) sum += gs[k];                                              \
+                for (long long k = 0; k < n; k++) os[k] = gs[k] - EXP(ys[k]) * (T)sum;                       \
+            } else {                                                                                         \
+                for (long long k = 0; k < n; k++) sum += gs[k] * ys[k];                                      \
+                for (long long k = 0; k < n; k++) os[k] = gs[k] * ys[k] - ys[k] * (T)sum;                    \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+SOFTMAX(float, expf, logf)
+SOFTMAX(double, exp, log)
 IM2COL(float)
 IM2COL(double)
 COL2IM(float)
@@ -391,6 +435,56 @@ static PyObject *py_threshold_backward(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* softmax(x, out, dbl, rows, n, log) and softmax_backward(grad, output, out, dbl, rows, n, log): row-wise */
+static PyObject *py_softmax(PyObject *self, PyObject *args) {
+    Py_buffer x, out;
+    int dbl, log_;
+    long long rows, n;
+    if (!PyArg_ParseTuple(args, "y*w*pLLp", &x, &out, &dbl, &rows, &n, &log_))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "_ckernels.softmax: the reduced axis must not be empty");
+    } else if (check_size(&x, "input", rows * n, size) == 0 && check_size(&out, "output", rows * n, size) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            softmax_double((const double *)x.buf, (double *)out.buf, rows, n, log_);
+        else
+            softmax_float((const float *)x.buf, (float *)out.buf, rows, n, log_);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyObject *py_softmax_backward(PyObject *self, PyObject *args) {
+    Py_buffer g, y, out;
+    int dbl, log_;
+    long long rows, n;
+    if (!PyArg_ParseTuple(args, "y*y*w*pLLp", &g, &y, &out, &dbl, &rows, &n, &log_))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long count = rows * n;
+    if (check_size(&g, "grad", count, size) == 0 && check_size(&y, "output", count, size) == 0 &&
+        check_size(&out, "grad_input", count, size) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            softmax_backward_double((const double *)g.buf, (const double *)y.buf, (double *)out.buf, rows, n, log_);
+        else
+            softmax_backward_float((const float *)g.buf, (const float *)y.buf, (float *)out.buf, rows, n, log_);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&y);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"im2col", py_im2col, METH_VARARGS, "im2col(x, cols, dbl, geometry): fill the 2-d column matrix."},
     {"col2im", py_col2im, METH_VARARGS, "col2im(cols, dx, dbl, geometry): accumulate columns into dx."},
@@ -399,6 +493,10 @@ static PyMethodDef methods[] = {
      "max_pool_backward(grad_output, indices, grad_input, dbl, planes, out_per_plane, in_per_plane)."},
     {"threshold_backward", py_threshold_backward, METH_VARARGS,
      "threshold_backward(x, grad, out, threshold, dbl): out = x <= threshold ? 0 : grad."},
+    {"softmax", py_softmax, METH_VARARGS,
+     "softmax(x, out, dbl, rows, n, log): (log_)softmax over each row of a (rows, n) array."},
+    {"softmax_backward", py_softmax_backward, METH_VARARGS,
+     "softmax_backward(grad, output, out, dbl, rows, n, log): the matching backward."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -56,6 +56,27 @@ def _softmax_check(name: str, self: Tensor, dim: int, half_to_float: bool) -> in
     return d
 
 
+def _rows_in_c(x: np.ndarray, d: int) -> bool:
+    """Whether the C row kernels take a softmax of ``x`` over axis ``d`` (the last, non-empty)."""
+    return C.ckernels is not None and d == x.ndim - 1 and x.size > 0 and C.native_float(x.dtype)
+
+
+def _softmax_rows(x: np.ndarray, log: bool) -> np.ndarray:
+    x = np.ascontiguousarray(x)
+    out = np.empty(x.shape, x.dtype)
+    n = x.shape[-1]
+    C.ckernels.softmax(x, out, x.dtype.itemsize == 8, x.size // n, n, log)
+    return out
+
+
+def _softmax_rows_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    g, y = np.ascontiguousarray(g), np.ascontiguousarray(y)
+    out = np.empty(y.shape, y.dtype)
+    n = y.shape[-1]
+    C.ckernels.softmax_backward(g, y, out, y.dtype.itemsize == 8, y.size // n, n, log)
+    return out
+
+
 @TABLE.impl("aten::_softmax")
 def _softmax(self, dim, half_to_float):
     d = _softmax_check("softmax", self, dim, half_to_float)
@@ -65,6 +86,8 @@ def _softmax(self, dim, half_to_float):
         return _out(np.exp(x - x), dt)
     if x.size == 0:
         return _out(x.copy(), dt)
+    if _rows_in_c(x, d):
+        return _out(_softmax_rows(x, False), dt)
     tok = C.quiet()
     try:
         e = np.exp(x - _max_reduce(x, axis=d, keepdims=True))
@@ -83,6 +106,8 @@ def _log_softmax(self, dim, half_to_float):
         return _out(x - x, dt)
     if x.size == 0:
         return _out(x.copy(), dt)
+    if _rows_in_c(x, d):
+        return _out(_softmax_rows(x, True), dt)
     tok = C.quiet()
     try:
         shifted = x - _max_reduce(x, axis=d, keepdims=True)
@@ -104,6 +129,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     y = output._data.astype(cdt, copy=False)
     if y.ndim == 0:
         return _out(g * 0, input_dtype)
+    if g.shape == y.shape and g.dtype == y.dtype and _rows_in_c(y, d):
+        return _out(_softmax_rows_backward(g, y, False), input_dtype)
     gy = g * y
     return _out(gy - y * _sum_reduce(gy, axis=d, keepdims=True), input_dtype)
 
@@ -116,6 +143,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     y = output._data.astype(cdt, copy=False)
     if y.ndim == 0:
         return _out(g * 0, input_dtype)
+    if g.shape == y.shape and g.dtype == y.dtype and _rows_in_c(y, d):
+        return _out(_softmax_rows_backward(g, y, True), input_dtype)
     return _out(g - np.exp(y) * _sum_reduce(g, axis=d, keepdims=True), input_dtype)
 
 

@@ -291,55 +291,43 @@ MAXPOOL_VALID(double)
 MAXPOOL_BWD(float)
 MAXPOOL_BWD(double)
 
-/* im2col(x, cols, dbl, geometry) -- geometry = (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW) */
-static PyObject *py_im2col(PyObject *self, PyObject *args) {
-    Py_buffer x, cols;
+/* im2col(x, cols, dbl, geometry) fills the column matrix; col2im(cols, dx, dbl, geometry) accumulates
+ * it into dx (the caller zeroes dx).  geometry = (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW). */
+static PyObject *run_columns(PyObject *args, int to_columns) {
+    Py_buffer src, dst;
     int dbl;
     PyObject *gt;
     geom_t g;
-    if (!PyArg_ParseTuple(args, "y*w*pO!", &x, &cols, &dbl, &PyTuple_Type, &gt))
+    if (!PyArg_ParseTuple(args, "y*w*pO!", &src, &dst, &dbl, &PyTuple_Type, &gt))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (parse_geom(gt, &g) && check_size(&x, "input", g.n * g.c * g.h * g.w, size) == 0 &&
-        check_size(&cols, "columns", g.c * g.kh * g.kw * g.n * g.oh * g.ow, size) == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            im2col_double((const double *)x.buf, (double *)cols.buf, &g);
-        else
-            im2col_float((const float *)x.buf, (float *)cols.buf, &g);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+    if (parse_geom(gt, &g)) {
+        const long long image = g.n * g.c * g.h * g.w, columns = g.c * g.kh * g.kw * g.n * g.oh * g.ow;
+        Py_buffer *img = to_columns ? &src : &dst, *cols = to_columns ? &dst : &src;
+        if (check_size(img, to_columns ? "input" : "input gradient", image, size) == 0 &&
+            check_size(cols, "columns", columns, size) == 0) {
+            Py_BEGIN_ALLOW_THREADS
+            if (to_columns && dbl)
+                im2col_double((const double *)src.buf, (double *)dst.buf, &g);
+            else if (to_columns)
+                im2col_float((const float *)src.buf, (float *)dst.buf, &g);
+            else if (dbl)
+                col2im_double((const double *)src.buf, (double *)dst.buf, &g);
+            else
+                col2im_float((const float *)src.buf, (float *)dst.buf, &g);
+            Py_END_ALLOW_THREADS
+            result = Py_NewRef(Py_None);
+        }
     }
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&cols);
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
     return result;
 }
 
-/* col2im(cols, dx, dbl, geometry): accumulates into dx (the caller zeroes it) */
-static PyObject *py_col2im(PyObject *self, PyObject *args) {
-    Py_buffer cols, dx;
-    int dbl;
-    PyObject *gt;
-    geom_t g;
-    if (!PyArg_ParseTuple(args, "y*w*pO!", &cols, &dx, &dbl, &PyTuple_Type, &gt))
-        return NULL;
-    PyObject *result = NULL;
-    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (parse_geom(gt, &g) && check_size(&dx, "input gradient", g.n * g.c * g.h * g.w, size) == 0 &&
-        check_size(&cols, "columns", g.c * g.kh * g.kw * g.n * g.oh * g.ow, size) == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            col2im_double((const double *)cols.buf, (double *)dx.buf, &g);
-        else
-            col2im_float((const float *)cols.buf, (float *)dx.buf, &g);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
-    }
-    PyBuffer_Release(&cols);
-    PyBuffer_Release(&dx);
-    return result;
-}
+static PyObject *py_im2col(PyObject *self, PyObject *args) { return run_columns(args, 1); }
+
+static PyObject *py_col2im(PyObject *self, PyObject *args) { return run_columns(args, 0); }
 
 /* max_pool2d(x, out, indices, dbl, geometry): N*C planes; indices are int64 offsets within a plane */
 static PyObject *py_max_pool2d(PyObject *self, PyObject *args) {

@@ -233,3 +233,50 @@ def test_softmax_over_other_axes_and_half_inputs_still_agree(monkeypatch):
         fast, slow = _both(monkeypatch, lambda: (F.log_softmax(x, dim), F.softmax(x.half(), dim)))
         np.testing.assert_allclose(fast[0].numpy(), slow[0].numpy(), rtol=2e-6, atol=2e-6)
         np.testing.assert_array_equal(fast[1].float().numpy(), slow[1].float().numpy())
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("targets", ["valid", "some_ignored", "all_ignored", "empty"])
+def test_nll_loss_and_its_backward_match_the_numpy_path_and_torch(monkeypatch, reduction, dtype, targets):
+    rows = 0 if targets == "empty" else 33
+    x = _rand(rows, 7, dtype=dtype)
+    t = np.random.default_rng(4).integers(0, 7, rows)
+    if targets == "some_ignored":
+        t[::3] = 5  # ignore_index below
+    if targets == "all_ignored":
+        t[:] = 5
+    ignore = 5 if targets in ("some_ignored", "all_ignored") else -100
+    xt = torchplug.tensor(x, requires_grad=True)
+
+    def run():
+        loss = F.nll_loss(xt, torchplug.tensor(t), reduction=reduction, ignore_index=ignore)
+        (g,) = torchplug.autograd.grad(loss, xt, torchplug.tensor(np.asarray(1.5, dtype)))
+        return loss.detach(), g
+
+    fast, slow = _both(monkeypatch, run)
+    tol = dict(rtol=1e-6) if dtype == np.float32 else dict(rtol=1e-14)
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a.numpy(), b.numpy(), **tol)  # C sums in double, NumPy in the dtype
+    torch = pytest.importorskip("torch")
+    tt = torch.tensor(x, requires_grad=True)
+    ref = torch.nn.functional.nll_loss(tt, torch.tensor(t), reduction=reduction, ignore_index=ignore)
+    (ref_g,) = torch.autograd.grad(ref, tt, torch.tensor(1.5, dtype=tt.dtype))
+    np.testing.assert_allclose(fast[0].numpy(), ref.detach().numpy(), **tol)
+    np.testing.assert_allclose(fast[1].numpy(), ref_g.numpy(), **tol)
+
+
+@pytest.mark.parametrize("bad", [7, -1])
+def test_nll_loss_refuses_out_of_range_targets_like_torch(bad):
+    x = torchplug.tensor(_rand(4, 7), requires_grad=True)
+    t = torchplug.tensor([1, bad, 2, 3])
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+        F.cross_entropy(x, t)
+    x2 = _rand(2, 3)
+    total, count = _native.ckernels.nll(x2, np.array([0, 2]), False, 2, 3, -100)
+    assert count == 2 and total == pytest.approx(-(float(x2[0, 0]) + float(x2[1, 2])))
+    op = torchplug.ops.aten.nll_loss_backward
+    good = F.log_softmax(x, 1).detach()
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+        op(torchplug.tensor(1.0), good, t, None, 1, -100, torchplug.tensor(4.0))

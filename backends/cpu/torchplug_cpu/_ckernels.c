@@ -1,8 +1,8 @@
 /* torchplug_cpu._ckernels: the sliding-window loops NumPy cannot express as one fast pass.
  *
  * im2col/col2im (2-d convolution's column matrix and its adjoint), 2-d max pooling with
- * indices (forward and backward), softmax/log_softmax and their backward, and relu's backward
- * select.  On small feature maps NumPy runs these as strided copies
+ * indices (forward and backward), softmax/log_softmax and nll_loss with their backward, and
+ * relu's backward select.  On small feature maps NumPy runs these as strided copies
  * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
  * in per-row loop overhead; here each is one pass in C.
  *
@@ -280,6 +280,39 @@ THRESHOLD_BWD(double)
 
 SOFTMAX(float, expf, logf)
 SOFTMAX(double, exp, log)
+/* nll_loss without class weights over (rows, n) log-probabilities: the negated sum of each row's
+ * target entry and the number of rows not ignored (accumulated in double, as PyTorch's CPU
+ * kernel accumulates float in its double acc_type); the backward writes ``value`` at each
+ * counted row's target.  Both return the first row whose target is out of range, or -1. */
+#define NLL(T)                                                                                                \
+    static long long nll_##T(const T *x, const int64_t *t, long long rows, long long n, long long ignore,    \
+                             double *total, long long *count) {                                             \
+        double sum = 0;                                                                                      \
+        long long counted = 0;                                                                               \
+        for (long long r = 0; r < rows; r++) {                                                               \
+            const int64_t k = t[r];                                                                          \
+            if (k == ignore) continue;                                                                       \
+            if (k < 0 || k >= n) return r;                                                                   \
+            sum -= x[r * n + k];                                                                             \
+            counted++;                                                                                       \
+        }                                                                                                    \
+        *total = sum;                                                                                        \
+        *count = counted;                                                                                    \
+        return -1;                                                                                           \
+    }                                                                                                        \
+    static long long nll_backward_##T(const int64_t *t, T *gi, long long rows, long long n, long long ignore, \
+                                      T value) {                                                             \
+        for (long long r = 0; r < rows; r++) {                                                               \
+            const int64_t k = t[r];                                                                          \
+            if (k == ignore) continue;                                                                       \
+            if (k < 0 || k >= n) return r;                                                                   \
+            gi[r * n + k] = value;                                                                           \
+        }                                                                                                    \
+        return -1;                                                                                           \
+    }
+
+NLL(float)
+NLL(double)
 IM2COL(float)
 IM2COL(double)
 COL2IM(float)
@@ -473,6 +506,61 @@ static PyObject *py_softmax_backward(PyObject *self, PyObject *args) {
     return result;
 }
 
+static PyObject *target_error(const Py_buffer *t, long long row) {
+    PyErr_Format(PyExc_IndexError, "Target %lld is out of bounds.", (long long)((const int64_t *)t->buf)[row]);
+    return NULL;
+}
+
+/* nll(x, target, dbl, rows, n, ignore_index) -> (negated sum of the picked entries, rows counted) */
+static PyObject *py_nll(PyObject *self, PyObject *args) {
+    Py_buffer x, t;
+    int dbl;
+    long long rows, n, ignore;
+    if (!PyArg_ParseTuple(args, "y*y*pLLL", &x, &t, &dbl, &rows, &n, &ignore))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (check_size(&x, "input", rows * n, size) == 0 && check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
+        double total = 0;
+        long long count = 0, bad;
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            bad = nll_double((const double *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &count);
+        else
+            bad = nll_float((const float *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &count);
+        Py_END_ALLOW_THREADS
+        result = bad >= 0 ? target_error(&t, bad) : Py_BuildValue("(dL)", total, count);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&t);
+    return result;
+}
+
+/* nll_backward(target, grad_input, dbl, rows, n, ignore_index, value): grad_input[r, target[r]] = value */
+static PyObject *py_nll_backward(PyObject *self, PyObject *args) {
+    Py_buffer t, gi;
+    int dbl;
+    long long rows, n, ignore;
+    double value;
+    if (!PyArg_ParseTuple(args, "y*w*pLLLd", &t, &gi, &dbl, &rows, &n, &ignore, &value))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    if (check_size(&gi, "grad_input", rows * n, size) == 0 && check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
+        long long bad;
+        Py_BEGIN_ALLOW_THREADS
+        if (dbl)
+            bad = nll_backward_double((const int64_t *)t.buf, (double *)gi.buf, rows, n, ignore, value);
+        else
+            bad = nll_backward_float((const int64_t *)t.buf, (float *)gi.buf, rows, n, ignore, (float)value);
+        Py_END_ALLOW_THREADS
+        result = bad >= 0 ? target_error(&t, bad) : Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&gi);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"im2col", py_im2col, METH_VARARGS, "im2col(x, cols, dbl, geometry): fill the 2-d column matrix."},
     {"col2im", py_col2im, METH_VARARGS, "col2im(cols, dx, dbl, geometry): accumulate columns into dx."},
@@ -485,6 +573,9 @@ static PyMethodDef methods[] = {
      "softmax(x, out, dbl, rows, n, log): (log_)softmax over each row of a (rows, n) array."},
     {"softmax_backward", py_softmax_backward, METH_VARARGS,
      "softmax_backward(grad, output, out, dbl, rows, n, log): the matching backward."},
+    {"nll", py_nll, METH_VARARGS, "nll(x, target, dbl, rows, n, ignore_index) -> (total, count)."},
+    {"nll_backward", py_nll_backward, METH_VARARGS,
+     "nll_backward(target, grad_input, dbl, rows, n, ignore_index, value)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from torchplug import _dtype as D
@@ -89,12 +91,27 @@ def _gather(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
 
 
 _PLAIN = (D.float32, D.float64)
+_I64 = np.dtype(np.int64)
+
+
+def _nll_in_c(reduction, weight, x: np.ndarray, t: np.ndarray, dt, ignore_index) -> bool:
+    """Whether the C kernels take this nll_loss: reduced, unweighted, a (N, C) float32/float64 input
+    and int64 targets (the training hot path)."""
+    return (C.ckernels is not None and reduction and weight is None and x.ndim == 2 and dt in _PLAIN
+            and t.dtype == _I64 and t.ndim == 1 and -(1 << 63) <= ignore_index < (1 << 63))
 
 
 def _nll_forward(name, self, target, weight, reduction, ignore_index):
     _nll_checks(name, self, target, weight)
     dt = self._dtype
     x, t = self._data, target._data
+    if _nll_in_c(reduction, weight, x, t, dt, ignore_index):
+        npdt = dt.numpy_dtype
+        total, count = C.ckernels.nll(np.ascontiguousarray(x), np.ascontiguousarray(t), npdt.itemsize == 8,
+                                      x.shape[0], x.shape[1], ignore_index)
+        if reduction == 1:
+            total = total / count if count else math.nan  # every target ignored: 0/0, as in PyTorch
+        return fresh(np.asarray(total, npdt)), fresh(np.asarray(count, npdt))
     if reduction and weight is None and x.ndim == 2 and dt in _PLAIN and t.size:
         # The training hot path (cross_entropy on a batch): every target valid, none ignored.
         lo, hi = t.min(), t.max()
@@ -126,6 +143,19 @@ def _nll_forward(name, self, target, weight, reduction, ignore_index):
 def _nll_backward(name, grad_output, self, target, weight, reduction, ignore_index, total_weight):
     dt = self._dtype
     x, t = self._data, target._data
+    if _nll_in_c(reduction, weight, x, t, dt, ignore_index) and grad_output._data.size == 1:
+        npdt = dt.numpy_dtype
+        coef = -grad_output._data.astype(npdt, copy=False).reshape(())
+        if reduction == 1:
+            tok = C.quiet()  # every target ignored: nothing is written, the 0 divisor does not matter
+            try:
+                coef = coef / total_weight._data.astype(npdt)
+            finally:
+                C.loud(tok)
+        gi = np.zeros(x.shape, npdt)
+        C.ckernels.nll_backward(np.ascontiguousarray(t), gi, npdt.itemsize == 8, x.shape[0], x.shape[1],
+                                ignore_index, float(coef))
+        return fresh(gi)
     if reduction and weight is None and x.ndim == 2 and dt in _PLAIN and t.size:
         # The training hot path (mirrors _nll_forward's): every target valid, none ignored, so the
         # gradient is -g/n (mean) or -g (sum) at each row's target.

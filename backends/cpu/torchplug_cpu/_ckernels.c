@@ -193,18 +193,16 @@ static int parse_geom(PyObject *g, geom_t *out) {
     static void max_pool_dispatch_##T(const T *x, T *out, int64_t *idx, long long planes, const geom_t *g) { \
         const int valid = g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1 &&                            \
                           (g->oh - 1) * g->sh + g->kh <= g->h && (g->ow - 1) * g->sw + g->kw <= g->w;       \
-        if (!valid)                                                                                          \
-            max_pool_##T(x, out, idx, planes, g);                                                            \
-        else if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2)                                       \
+        if (valid && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2)                                   \
             max_pool_valid_##T(x, out, idx, planes, g, 2, 2, 2, 2);                                          \
-        else if (g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2)                                       \
+        else if (valid && g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2)                              \
             max_pool_valid_##T(x, out, idx, planes, g, 3, 3, 2, 2);                                          \
-        else if (g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1)                                       \
+        else if (valid && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1)                              \
             max_pool_valid_##T(x, out, idx, planes, g, 3, 3, 1, 1);                                          \
-        else if (g->kh == 1 && g->kw == 2 && g->sh == 1 && g->sw == 2) /* max_pool1d(2) */                   \
+        else if (valid && g->kh == 1 && g->kw == 2 && g->sh == 1 && g->sw == 2) /* max_pool1d(2) */          \
             max_pool_valid_##T(x, out, idx, planes, g, 1, 2, 1, 2);                                          \
-        else                                                                                                 \
-            max_pool_valid_##T(x, out, idx, planes, g, g->kh, g->kw, g->sh, g->sw);                          \
+        else /* padding, dilation, partial windows, other shapes: the general scan */                       \
+            max_pool_##T(x, out, idx, planes, g);                                                            \
     }
 
 /* grad_input[p, idx[p, o]] += grad_output[p, o]; returns the first out-of-range index position, or -1. */

@@ -154,10 +154,10 @@ def backend_for(device_type: str) -> Backend:
 def unknown_device_message(device_type: str) -> str:
     known = sorted(_BACKENDS)
     reasons = [r for hook in missing_device_reason if (r := hook(device_type))]
+    if reasons:  # a plugin provides it but failed or is blocked: say that first, not "unknown"
+        return f"Device type {device_type!r} is not available. " + " ".join(reasons) + f" Available device types are {known}."
     msg = f"Unknown device type {device_type!r}. Available device types are {known}."
-    if reasons:
-        msg += " " + " ".join(reasons)
-    elif device_type in WELL_KNOWN_DEVICE_TYPES:
+    if device_type in WELL_KNOWN_DEVICE_TYPES:
         msg += (
             f" The {device_type!r} device type is provided by the {WELL_KNOWN_DEVICE_TYPES[device_type]!r} "
             f"distribution: pip install {WELL_KNOWN_DEVICE_TYPES[device_type]}."

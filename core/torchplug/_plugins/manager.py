@@ -50,6 +50,9 @@ class PluginRecord:
     error: BaseException | None = None
     traceback: str = ""
     device_types: list[str] = field(default_factory=list)
+    # every device type the plugin ever registered, kept after a failure undid the registration so
+    # that asking for such a device can name the plugin and what went wrong
+    declared_device_types: list[str] = field(default_factory=list)
     libraries: list[Library] = field(default_factory=list)
 
     @property
@@ -98,6 +101,8 @@ class PluginContext:
         backend.distribution = backend.distribution or self.record.distribution
         _backends.register_backend(backend)
         self.record.device_types.append(backend.device_type)
+        if backend.device_type not in self.record.declared_device_types:
+            self.record.declared_device_types.append(backend.device_type)
         return backend
 
     def library(self, ns: str, kind: str = "IMPL", dispatch_key: str = "") -> Library:
@@ -173,11 +178,16 @@ class PluginManager:
         return found
 
     def ensure_loaded(self) -> None:
-        """Discover and load every entry-point plugin, once.  Never raises because of a plugin."""
-        if self._loaded or self._loading:
+        """Discover and load every entry-point plugin, once.  Never raises because of a plugin.
+
+        Thread-safe: a thread that arrives while another one loads waits for it (the lock is held
+        for the whole load), so no thread ever runs with half the backends.  Re-entrant: a plugin
+        that uses torchplug while being loaded sees what is registered so far instead of deadlocking.
+        """
+        if self._loaded:  # the hot path: one attribute load, no lock
             return
         with self._lock:
-            if self._loaded or self._loading:
+            if self._loaded or self._loading:  # done meanwhile, or re-entered by the loading thread
                 return
             self._loading = True
             try:
@@ -209,9 +219,9 @@ class PluginManager:
                 for part in filter(None, attr.split(".")):
                     obj = getattr(obj, part)
                 objs[record.name] = obj
-            except BaseException as exc:  # noqa: BLE001 - a plugin must never break import torchplug
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                    raise
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - SystemExit included: a plugin must never end the process
                 self._fail(record, exc, "failed to import")
         return objs
 
@@ -224,7 +234,9 @@ class PluginManager:
             try:
                 self.pm.register(obj, name=record.name)
                 live.append(record)
-            except Exception as exc:  # noqa: BLE001
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001
                 self._fail(record, exc, "failed to register with pluggy")
         contexts = {r.name: PluginContext(self, r) for r in live}
         # Phases run across all plugins so every backend exists before any kernel registers.
@@ -237,7 +249,9 @@ class PluginManager:
                         continue
                     try:
                         impl.function(ctx=contexts[record.name])
-                    except Exception as exc:  # noqa: BLE001
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - SystemExit too: recorded, never fatal
                         self._fail(record, exc, f"failed in {phase}")
                         self._undo(record)
         for record in live:
@@ -294,13 +308,15 @@ class PluginManager:
 
     def reason_for_device(self, device_type: str) -> str:
         """Explain a missing device type from the plugin records ('' if nothing is known)."""
-        record = self.records.get(device_type)
-        if record is None or record.status == "loaded":
-            return ""
-        if record.status == "blocked":
-            return f"The {record.label} provides it but is {record.reason}."
-        if record.status == "failed":
-            return f"The {record.label} provides it but {record.reason}."
+        candidates = [r for r in self.records.values() if device_type in r.declared_device_types]
+        named = self.records.get(device_type)
+        if named is not None and named not in candidates:
+            candidates.append(named)
+        for record in candidates:
+            if record.status == "blocked":
+                return f"The {record.label} provides it but is {record.reason}."
+            if record.status == "failed":
+                return f"The {record.label} provides it but {record.reason}."
         return ""
 
 

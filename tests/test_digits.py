@@ -65,3 +65,36 @@ def test_command_line_help():
                          text=True, check=True).stdout
     for option in ("--epochs", "--seed", "--quick", "--checkpoint"):
         assert option in out
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "torchplug.examples.digits", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("epochs", ["0", "-1", "two"])
+def test_bad_epochs_is_a_usage_error_before_training(epochs, tmp_path):
+    proc = _cli("--epochs", epochs, "--checkpoint", str(tmp_path / "d.pt"))
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr and "argument --epochs" in proc.stderr
+    assert "Traceback" not in proc.stderr and "training on" not in proc.stdout
+
+
+@pytest.mark.parametrize("where", ["missing_dir", "is_dir", "under_a_file"])
+def test_unwritable_checkpoint_is_reported_before_training(where, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    path = {"missing_dir": tmp_path / "nope" / "d.pt", "is_dir": tmp_path,
+            "under_a_file": tmp_path / "afile" / "d.pt"}[where]
+    proc = _cli("--quick", "--checkpoint", str(path))
+    assert proc.returncode == 2
+    assert "argument --checkpoint" in proc.stderr and "Traceback" not in proc.stderr
+    assert "training on" not in proc.stdout
+    assert not (tmp_path / "afile" / "d.pt").exists()
+
+
+def test_checkpoint_probe_leaves_no_file_behind(tmp_path):
+    assert digits._checkpoint_problem(str(tmp_path / "new.pt")) is None
+    assert not (tmp_path / "new.pt").exists()
+    (tmp_path / "old.pt").write_bytes(b"keep")
+    assert digits._checkpoint_problem(str(tmp_path / "old.pt")) is None
+    assert (tmp_path / "old.pt").read_bytes() == b"keep"

@@ -53,3 +53,26 @@ def test_registry_names_are_unique_and_complete():
     assert len({op.name for op in ops}) == len(ops)
     assert all(isinstance(op, OpInfo) and op.dtypes for op in ops)
     assert all(skip.reason for op in ops for skip in op.skips)
+
+
+def test_reference_quirks_replace_only_the_isa_dependent_answer() -> None:
+    torch = pytest.importorskip("torch")
+    from torchplug.testing.reference_quirks import QUIRKS, correct_reference
+
+    assert all(q.seen for q in QUIRKS)  # every entry says what torch does, and where
+    x = torch.tensor([float("inf"), -float("inf"), float("nan"), 1.0])
+    wrong = torch.tensor([float("nan"), float("nan"), float("nan"), 0.8413])  # what an AVX-512 torch returns
+    fixed = correct_reference("nn.functional.gelu", "float32", (x,), {}, wrong)
+    assert fixed[0].item() == float("inf") and all(v != v for v in fixed[1:3].tolist()) and fixed[3].item() == pytest.approx(0.8413)
+    assert correct_reference("nn.functional.gelu", "float32", (x,), {"approximate": "tanh"}, wrong) is wrong
+    assert correct_reference("nn.functional.gelu", "float64", (x,), {}, wrong) is wrong
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_gelu_at_infinity_is_the_mathematical_limit(dtype: str) -> None:
+    import torchplug
+
+    x = torchplug.tensor([float("inf"), 3.0], dtype=getattr(torchplug, dtype))
+    for approximate in ("none", "tanh"):
+        y = torchplug.nn.functional.gelu(x, approximate=approximate)
+        assert y[0].item() == float("inf")

@@ -10,6 +10,7 @@ Needs the ``examples`` extra: ``pip install -e ".[examples]"`` (scikit-learn, tq
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import sys
 import time
 from collections.abc import Sequence
@@ -122,16 +123,46 @@ def train(epochs: int = EPOCHS, seed: int = 0, device: torch.device | None = Non
     return model, summary
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an int >= 1 (argparse turns the ValueError/ArgumentTypeError into a usage error)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _checkpoint_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written, checked before training rather than after it; None if it can."""
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        return f"the directory {str(parent)!r} does not exist (create it, or pass another --checkpoint)"
+    if target.is_dir():
+        return f"{path!r} is a directory; pass a file path such as {str(target / 'digits.pt')!r}"
+    existed = target.exists()
+    try:  # a real probe (os.access says yes to root even on read-only mounts); appending truncates nothing
+        with open(target, "ab"):
+            pass
+    except OSError as exc:
+        return f"{path!r} is not writable ({exc.strerror or exc}); pass a writable --checkpoint path"
+    if not existed:
+        target.unlink()
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Command line entry point; returns the training summary."""
     parser = argparse.ArgumentParser(prog="python -m torchplug.examples.digits", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=None, help=f"training epochs (default {EPOCHS})")
+    parser.add_argument("--epochs", type=_positive_int, default=None, help=f"training epochs (default {EPOCHS})")
     parser.add_argument("--seed", type=int, default=0, help="seed for the split, init and shuffling (default 0)")
     parser.add_argument("--quick", action="store_true", help=f"a short run ({QUICK_EPOCHS} epochs; still reaches 97%%)")
     parser.add_argument("--checkpoint", default="digits.pt", help="where to save the checkpoint (default digits.pt)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or per-epoch lines")
     args = parser.parse_args(argv)
+    problem = _checkpoint_problem(args.checkpoint)
+    if problem:
+        parser.error(f"argument --checkpoint: {problem}")
     epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if args.quick else EPOCHS)
 
     device = pick_device()

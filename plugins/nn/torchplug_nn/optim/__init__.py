@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import Adagrad, RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS",
+           "NAdam", "RAdam", "Rprop", "SparseAdam", "lr_scheduler"]

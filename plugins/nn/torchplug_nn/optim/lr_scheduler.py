@@ -7,16 +7,18 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 from weakref import ref
+
+from torchplug._tensor import Tensor
 
 from .optimizer import Optimizer
 
 __all__ = [
     "LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
     "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
-    "ReduceLROnPlateau",
+    "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -28,7 +30,16 @@ EPOCH_DEPRECATION_WARNING = (
 
 
 def _lrs(optimizer: Optimizer, key: str = "lr") -> list[Any]:
-    return [group[key] for group in optimizer.param_groups]
+    """``group[key]`` of every param group; tensor values are cloned so callers never alias the optimizer's."""
+    return [group[key].clone() if isinstance(group[key], Tensor) else group[key] for group in optimizer.param_groups]
+
+
+def _set_group_val(group: dict[str, Any], key: str, value: Any) -> None:
+    """Store ``value`` in ``group[key]``; a tensor entry (a tensor lr) is filled in place, never replaced."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(value.item() if isinstance(value, Tensor) else value)
+    else:
+        group[key] = value
 
 
 class LRScheduler:
@@ -43,11 +54,16 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                initial_lr = group["lr"]
+                group.setdefault("initial_lr", initial_lr.clone() if isinstance(initial_lr, Tensor) else initial_lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an optimizer")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler with "
+                        "last_epoch >= 0.\nThis typically happens when:\n1. You're trying to resume training from a "
+                        "checkpoint but haven't properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
+                        "for a fresh training run (not recommended)")
         self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         _patch_track_step_called(optimizer)
@@ -111,11 +127,12 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_val(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)
 
 
-_LRScheduler = LRScheduler
+class _LRScheduler(LRScheduler):
+    """Deprecated name of :class:`LRScheduler`, kept (as a subclass, like PyTorch's) for old code."""
 
 
 def _patch_track_step_called(opt: Optimizer) -> None:
@@ -142,11 +159,11 @@ def _lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
     return list(lr_lambda)
 
 
-class LambdaLR(LRScheduler):
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
+class _LambdaState:
+    """state_dict support for schedulers holding ``lr_lambdas``: callable objects' ``__dict__`` is saved,
+    plain functions and lambdas are not (they cannot be pickled reliably)."""
+
+    lr_lambdas: list[Any]
 
     def state_dict(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -164,12 +181,31 @@ class LambdaLR(LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """Set each group's lr to its initial lr times ``lr_lambda(epoch)`` (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
     def get_lr(self) -> list[Any]:
         self._warn_outside_step()
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
-class MultiplicativeLR(LambdaLR):
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """Multiply each group's lr by ``lr_lambda(epoch)`` at every step (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
     def get_lr(self) -> list[Any]:
         self._warn_outside_step()
         if not self._is_initial:
@@ -310,19 +346,29 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+def _check_wrapped(owner: LRScheduler, optimizer: Optimizer, schedulers: Any) -> None:
+    """SequentialLR's and ChainedScheduler's checks of the schedulers they drive (PyTorch's messages)."""
+    name = owner.__class__.__name__
+    for idx, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs "
+                             f"to be specified when calling `step`, but got one at index {idx} in the given "
+                             "schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
+                             f"{scheduler.__class__.__name__} at index {idx} has {scheduler.optimizer}, which is "
+                             f"different from {optimizer.__class__.__name__}.")
+
+
 class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching to the next one at each of the ``milestones``."""
+
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int], last_epoch: int = -1) -> None:
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
-        for idx, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{self.__class__.__name__} at index {idx} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler as it "
-                                 "requires additional kwargs to be specified when calling `step`, "
-                                 f"but got one at index {idx} in the given schedulers sequence.")
-            if optimizer != scheduler.optimizer:
-                raise ValueError(f"{self.__class__.__name__} expects all schedulers to belong to the same optimizer")
+        _check_wrapped(self, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
@@ -333,7 +379,7 @@ class SequentialLR(LRScheduler):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in self.optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_val(group, "lr", group["initial_lr"])
         self.recursive_undo()
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
@@ -371,11 +417,14 @@ class SequentialLR(LRScheduler):
 
 
 class ChainedScheduler(LRScheduler):
+    """Step every scheduler in ``schedulers`` at each ``step()``, so their changes compound."""
+
     def __init__(self, schedulers: Any, optimizer: Optimizer | None = None) -> None:
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        self._schedulers = list(schedulers)
+        _check_wrapped(self, optimizer, schedulers)
+        self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
 
@@ -495,12 +544,14 @@ class OneCycleLR(LRScheduler):
 
 
 def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    """One value per param group (a scalar is repeated); tensors are cloned so groups never share one."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}.")
-        return list(param)
-    return [param] * len(optimizer.param_groups)
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [p.clone() if isinstance(p, Tensor) else p for p in param]
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -526,13 +577,16 @@ class ReduceLROnPlateau(LRScheduler):
         self.eps = eps
         self.last_epoch = 0
         self._last_lr = _lrs(self.optimizer)
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in {"rel", "abs"}:
             raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
         self.mode_worse = math.inf if mode == "min" else -math.inf
-        self._reset()
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
 
     def _reset(self) -> None:
         self.best = self.mode_worse
@@ -546,7 +600,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
-        if self.is_better(current, self.best):
+        if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
         else:
@@ -563,20 +617,23 @@ class ReduceLROnPlateau(LRScheduler):
     def _reduce_lr(self, epoch: int) -> None:
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError("The number of param groups in the `optimizer` is different from when "
-                                   "`ReduceLROnPlateau` was initialized, so `min_lr` cannot be resolved.")
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new "
+                    "param group being added to the optimizer. Please modify the `min_lrs` field to match the "
+                    "length of the `optimizer` param groups.")
             self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
         for i, group in enumerate(self.optimizer.param_groups):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_group_val(group, "lr", new_lr)
 
     @property
     def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
-    def is_better(self, a: float, best: float) -> bool:
+    def _is_better(self, a: float, best: float) -> bool:
         if self.mode == "min" and self.threshold_mode == "rel":
             return a < best * (1.0 - self.threshold)
         if self.mode == "min" and self.threshold_mode == "abs":
@@ -585,8 +642,215 @@ class ReduceLROnPlateau(LRScheduler):
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
 
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state and re-validate ``mode``/``threshold_mode``, as PyTorch does."""
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+class CyclicLR(LRScheduler):
+    """Cycle each group's lr between ``base_lr`` and ``max_lr`` (Smith, "Cyclical Learning Rates for Training
+    Neural Networks"), and the momentum (or Adam's beta1) inversely between ``max_momentum`` and
+    ``base_momentum``. Step it after every batch.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        base_lr (float or list): lower lr boundary of the cycle, per group.
+        max_lr (float or list): upper lr boundary of the cycle, per group (reached scaled by ``scale_fn``).
+        step_size_up (int): steps in the increasing half of a cycle (default: 2000).
+        step_size_down (int, optional): steps in the decreasing half (default: ``step_size_up``).
+        mode (str): ``'triangular'`` (constant amplitude), ``'triangular2'`` (halved every cycle) or
+            ``'exp_range'`` (scaled by ``gamma ** iteration``); ignored when ``scale_fn`` is given.
+        gamma (float): base of the ``'exp_range'`` scaling (default: 1.0).
+        scale_fn (callable, optional): custom amplitude scaling ``f(x)`` with ``0 <= f(x) <= 1``.
+        scale_mode (str): whether ``scale_fn`` receives the cycle number (``'cycle'``) or the iteration
+            (``'iterations'``) (default: ``'cycle'``).
+        cycle_momentum (bool): also cycle the momentum / beta1 (default: True).
+        base_momentum (float or list): lower momentum boundary (default: 0.8).
+        max_momentum (float or list): upper momentum boundary (default: 0.9).
+        last_epoch (int): index of the last batch, for resuming (default: -1).
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: Any, max_lr: Any, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn: Any = None, scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum: Any = 0.8, max_momentum: Any = 0.9, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_group_val(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(self.max_momentums, self.base_momentums,
+                                                         optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m_momentum, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m_momentum
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        # The built-in scale functions are rebuilt from ``mode`` (not pickled): see state_dict.
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: Any) -> float:
+        """The amplitude scaling at ``x`` (a cycle number or an iteration, per ``scale_mode``)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x: float) -> float:
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x: float) -> float:
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma: float, x: float) -> float:
+        return gamma**x
+
+    def get_lr(self) -> list[Any]:
+        """The lrs at ``last_epoch``; also writes the cycled momentum / beta1 into the param groups."""
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle) if self.scale_mode == "cycle" else self.scale_fn(self.last_epoch)
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            momentums = [max_momentum - (max_momentum - base_momentum) * scale_factor * scale
+                         for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums)]
+            for group, momentum in zip(self.optimizer.param_groups, momentums):
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
     def state_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        """The state without the optimizer and the built-in scale function; a custom ``scale_fn`` that is a
+        callable object (not a plain function) is saved as its ``__dict__``."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
+        """Restore the state; the scale function is rebuilt from ``mode`` (or updated, when custom)."""
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the initial lr down to ``eta_min`` over ``T_i`` epochs, restarting after each
+    period, with ``T_0`` the first period and each next one ``T_mult`` times longer (Loshchilov & Hutter, "SGDR:
+    Stochastic Gradient Descent with Warm Restarts"). ``step`` accepts fractional epochs (e.g.
+    ``epoch + batch / num_batches``).
+
+    Args:
+        optimizer: the wrapped optimizer.
+        T_0 (int): length of the first period, a positive integer.
+        T_mult (int): period growth factor, an integer >= 1 (default: 1).
+        eta_min (float): minimum lr (default: 0.0).
+        last_epoch (int): index of the last epoch, for resuming (default: -1).
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch: Any = None) -> None:
+        """Advance one epoch, or jump to ``epoch`` (may be fractional) and place it within its period."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    # Period k lasts T_0 * T_mult**k, so period n starts at T_0 (T_mult**n - 1) / (T_mult - 1).
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_val(group, "lr", lr)
+        self._last_lr = _lrs(self.optimizer)

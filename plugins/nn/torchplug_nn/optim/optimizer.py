@@ -244,7 +244,8 @@ class Optimizer:
                           chain.from_iterable(g["params"] for g in groups)))
 
         def _cast(param: Tensor, value: Any, param_id: Any = None, key: Any = None) -> Any:
-            if isinstance(value, Tensor):
+            # Foreign arrays (torch tensors from a real torch state_dict, NumPy arrays) are tensors here too.
+            if isinstance(value, Tensor) or (hasattr(value, "__array__") and hasattr(value, "dtype")):
                 return Optimizer._process_value_according_to_param_policy(param, _to_ours(value), param_id, groups, key)
             if isinstance(value, dict):
                 return {k: _cast(param, v, param_id=param_id, key=k) for k, v in value.items()}
@@ -273,7 +274,16 @@ class Optimizer:
 
 
 def _to_ours(value: Any) -> Tensor:
-    return value if isinstance(value, Tensor) else torchplug.as_tensor(value)
+    if isinstance(value, Tensor):
+        return value
+    if hasattr(value, "__array__"):
+        # A foreign tensor (e.g. from a real torch state_dict) goes through NumPy so its dtype survives
+        # (torchplug.as_tensor would read its values in the default dtype), copied so that the other library's
+        # in-place updates never reach our state.
+        import numpy
+
+        value = numpy.asarray(value).copy()
+    return torchplug.as_tensor(value)
 
 
 def _typename(obj: Any) -> str:
@@ -287,4 +297,6 @@ def _get_value(x: Any) -> float:
 
 
 def _scalar_state(value: float = 0.0) -> Tensor:
-    return torchplug.tensor(value, dtype=torchplug.float32)
+    # PyTorch keeps scalar state such as ``step`` in float64 only when that is the default dtype.
+    dtype = torchplug.float64 if torchplug.get_default_dtype() == torchplug.float64 else torchplug.float32
+    return torchplug.tensor(value, dtype=dtype)

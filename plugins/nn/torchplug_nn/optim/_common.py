@@ -1,0 +1,72 @@
+"""Small helpers shared by the optimizers: closure evaluation, hyper-parameter checks, scalar state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torchplug
+from torchplug._tensor import Tensor
+
+from .. import _grad
+
+__all__ = ["eval_closure", "check_lr", "lr_value", "scalar_dtype", "scalar_tensor", "check_real",
+           "set_group_defaults", "tensorize_scalar_state"]
+
+
+def eval_closure(closure: Any) -> Any:
+    """Call ``closure`` (if given) with grad enabled, as ``Optimizer.step`` does, and return its loss."""
+    if closure is None:
+        return None
+    with _grad.enable_grad():
+        return closure()
+
+
+def check_lr(lr: Any, strict: bool = False) -> None:
+    """PyTorch's learning-rate checks: a tensor lr must hold one element; lr >= 0 (> 0 when ``strict``)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not (0.0 < lr if strict else 0.0 <= lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def lr_value(lr: Any) -> float:
+    """The learning rate as a Python number (a 1-element tensor lr is read once per step)."""
+    return lr.item() if isinstance(lr, Tensor) else lr
+
+
+def scalar_dtype() -> Any:
+    """PyTorch keeps scalar state (``step``, ``mu_product``, ...) in float64 only when that is the default dtype."""
+    return torchplug.float64 if torchplug.get_default_dtype() == torchplug.float64 else torchplug.float32
+
+
+def scalar_tensor(value: float) -> Tensor:
+    """A 0-dim scalar-state tensor holding ``value`` (kept on the CPU, as PyTorch does without capturable)."""
+    return torchplug.tensor(value, dtype=scalar_dtype())
+
+
+def check_real(param: Tensor, name: str) -> None:
+    """Refuse complex parameters: PyTorch updates them through ``view_as_real``, which torchplug lacks."""
+    if param.is_complex():
+        raise RuntimeError(
+            f"{name}: complex parameters are not supported in torchplug (PyTorch updates them through "
+            f"torch.view_as_real, which torchplug does not provide); got a parameter of dtype {param.dtype}. "
+            "Optimize the real and imaginary parts as two real parameters instead.")
+
+
+def set_group_defaults(optimizer: Any, **defaults: Any) -> None:
+    """Fill flags missing from param groups loaded from an older state_dict (as PyTorch's ``__setstate__``)."""
+    for group in optimizer.param_groups:
+        for key, value in defaults.items():
+            group.setdefault(key, value)
+
+
+def tensorize_scalar_state(optimizer: Any, keys: tuple[str, ...]) -> None:
+    """Turn plain-number scalar state (older checkpoints stored ``step`` as a float) into scalar tensors."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p)
+            if not p_state:
+                continue
+            for key in keys:
+                if key in p_state and not isinstance(p_state[key], Tensor):
+                    p_state[key] = scalar_tensor(float(p_state[key]))

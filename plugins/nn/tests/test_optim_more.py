@@ -1,4 +1,5 @@
-"""NAdam, RAdam, Adamax, ASGD, Rprop, Adadelta, SparseAdam, LBFGS and every lr_scheduler class, against real torch.
+"""NAdam, RAdam, Adamax, ASGD, Rprop, Adadelta, Adafactor, Muon, SparseAdam, LBFGS and every lr_scheduler class,
+against real torch.
 
 Trajectories run on the same float64 model and data from the same initial weights (gradients from each library's
 own autograd), and compare parameters after every step plus the whole state_dict at the end.
@@ -16,6 +17,7 @@ import pytest
 import torchplug as tp
 import torchplug.nn as nn
 import torchplug.optim as optim
+from torchplug_nn.optim.muon import _zeropower_via_newtonschulz
 from torchplug_nn.optim.sparse_adam import sparse_adam_update
 
 from nn_helpers import has_autograd, to_np
@@ -121,8 +123,12 @@ OPTIMIZERS = [
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-5, "weight_decay": 0.1}),
     ("Adadelta", {"lr": 2.0, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-12, 1e-2), "d": 1.5, "weight_decay": 0.1}),
+    ("Adafactor", {"lr": 0.05, "maximize": True}),
 ]
 STEPS = 30
+SIMPLE = ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta", "Adafactor"]
 
 
 @needs_autograd
@@ -144,10 +150,10 @@ def test_trajectory_and_state_dict_match_torch(name, kwargs):
 
 
 @needs_autograd
-@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta"])
+@pytest.mark.parametrize("name", SIMPLE)
 def test_implementation_flags_are_accepted_no_ops(name):
     ours, flagged = _params(True), _params(True)
-    flags = {"foreach": True, "capturable": True, "differentiable": True}
+    flags = {"foreach": True} if name == "Adafactor" else {"foreach": True, "capturable": True, "differentiable": True}
     opt, fopt = getattr(optim, name)(ours, lr=0.01), getattr(optim, name)(flagged, lr=0.01, **flags)
     for g in fopt.param_groups:
         assert all(g[k] is True for k in flags)
@@ -159,7 +165,7 @@ def test_implementation_flags_are_accepted_no_ops(name):
         np.testing.assert_array_equal(to_np(p), to_np(q))
 
 
-@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta"])
+@pytest.mark.parametrize("name", SIMPLE)
 def test_float32_hand_set_grads_match_torch(name):
     """float32 parameters with the same gradients: the scalar state's float32 rounding must agree too."""
     init = [a.astype(np.float32) for a in INIT[:2]]
@@ -181,12 +187,12 @@ def test_float32_hand_set_grads_match_torch(name):
 
 def test_missing_grads_are_skipped():
     a, b = nn.Parameter(tp.ones(2)), nn.Parameter(tp.ones(2))
-    for name in ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta"]:
+    for name in SIMPLE:
         opt = getattr(optim, name)([a, b])
         a.grad = tp.ones(2)
         b.grad = None
         opt.step()
-        assert b in opt.state and len(opt.state[b]) == 0 or b not in opt.state
+        assert not opt.state.get(b)  # no state created for a parameter without a gradient
         np.testing.assert_array_equal(to_np(b), [1.0, 1.0])
         assert float(to_np(a)[0]) != 1.0
         a.data = tp.ones(2)
@@ -208,6 +214,10 @@ BAD_ARGS = [
     ("SparseAdam", {"lr": 0.0}), ("SparseAdam", {"eps": 0.0}), ("SparseAdam", {"betas": (1.0, 0.9)}),
     ("SparseAdam", {"betas": (0.9, 1.0)}),
     ("LBFGS", {"lr": -1.0}),
+    ("Adafactor", {"lr": -1.0}), ("Adafactor", {"beta2_decay": 0.5}), ("Adafactor", {"eps": (-1.0, 1e-3)}),
+    ("Adafactor", {"eps": (None, -1e-3)}), ("Adafactor", {"d": 0.5}), ("Adafactor", {"weight_decay": -0.1}),
+    ("Muon", {"lr": -1.0}), ("Muon", {"momentum": -0.9}), ("Muon", {"weight_decay": -0.1}),
+    ("Muon", {"adjust_lr_fn": "spectral"}),
 ]
 
 
@@ -221,18 +231,23 @@ def _raised(fn):
 
 @pytest.mark.parametrize("name,kwargs", BAD_ARGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(BAD_ARGS)])
 def test_validation_errors_match_torch(name, kwargs):
-    exc = _raised(lambda: getattr(optim, name)(_params(True), **kwargs))
-    rexc = _raised(lambda: getattr(torch.optim, name)(_params(False), **kwargs))
+    init = INIT[:1] if name == "Muon" else INIT  # Muon takes only matrices
+    exc = _raised(lambda: getattr(optim, name)(_params(True, init), **kwargs))
+    rexc = _raised(lambda: getattr(torch.optim, name)(_params(False, init), **kwargs))
     assert type(exc) is type(rexc)
     assert str(exc) == str(rexc)
 
 
-@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta", "SparseAdam", "LBFGS"])
+ALL_NEW = SIMPLE + ["SparseAdam", "LBFGS", "Muon"]
+
+
+@pytest.mark.parametrize("name", ALL_NEW)
 def test_tensor_lr(name):
-    exc = _raised(lambda: getattr(optim, name)(_params(True), lr=tp.tensor([0.1, 0.2])))
-    rexc = _raised(lambda: getattr(torch.optim, name)(_params(False), lr=torch.tensor([0.1, 0.2])))
+    init = INIT[:1] if name == "Muon" else INIT
+    exc = _raised(lambda: getattr(optim, name)(_params(True, init), lr=tp.tensor([0.1, 0.2])))
+    rexc = _raised(lambda: getattr(torch.optim, name)(_params(False, init), lr=torch.tensor([0.1, 0.2])))
     assert type(exc) is type(rexc) and str(exc) == str(rexc) == "Tensor lr must be 1-element"
-    if name not in ("SparseAdam", "LBFGS"):
+    if name in SIMPLE:
         ours, ours_t = _params(True), _params(True)
         opt, opt_t = getattr(optim, name)(ours, lr=0.01), getattr(optim, name)(ours_t, lr=tp.tensor(0.01))
         for p, q in zip(ours, ours_t):
@@ -245,8 +260,9 @@ def test_tensor_lr(name):
 
 
 def test_defaults_match_torch():
-    for name in ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta", "SparseAdam", "LBFGS"]:
-        ours, ref = getattr(optim, name)(_params(True)), getattr(torch.optim, name)(_params(False))
+    for name in ALL_NEW:
+        init = INIT[:1] if name == "Muon" else INIT
+        ours, ref = getattr(optim, name)(_params(True, init)), getattr(torch.optim, name)(_params(False, init))
         assert ours.defaults == ref.defaults, name
         assert sorted(ours.param_groups[0]) == sorted(ref.param_groups[0]), name
 
@@ -263,6 +279,7 @@ def test_complex_parameters_are_refused_with_a_reason():
 # ---- state_dict round trips ---------------------------------------------------------------------------
 ROUND_TRIP = [("NAdam", {"lr": 0.01, "weight_decay": 0.1}), ("RAdam", {"lr": 0.01}), ("Adamax", {"lr": 0.01}),
               ("ASGD", {"lr": 0.05, "t0": 2}), ("Rprop", {"lr": 0.01}), ("Adadelta", {"lr": 1.0}),
+              ("Adafactor", {"lr": 0.05}),
               ("LBFGS", {"lr": 0.5, "max_iter": 4, "history_size": 3}),
               ("LBFGS", {"max_iter": 4, "history_size": 3, "line_search_fn": "strong_wolfe"})]
 
@@ -294,7 +311,7 @@ def test_load_state_dict_round_trip_like_torch(name, kwargs):
     _steps(ropt2, _closure(False, ropt2, rcopies), 4)
     _assert_params(copies, rcopies)
     _assert_same_state_dict(opt2.state_dict(), ropt2.state_dict())
-    if name in ("RAdam", "Adamax", "Rprop", "Adadelta", "LBFGS"):  # no float scalar state to re-cast: bit-exact
+    if name in ("RAdam", "Adamax", "Rprop", "Adadelta", "Adafactor", "LBFGS"):  # no float scalar state to re-cast: bit-exact
         _steps(opt, _closure(True, opt, ours), 4)
         for p, c in zip(ours, copies):
             np.testing.assert_array_equal(to_np(p), to_np(c))
@@ -498,9 +515,14 @@ def test_sparse_adam_update_touches_only_addressed_rows():
 
 # ---- exports -------------------------------------------------------------------------------------------
 def test_optimizers_exported():
-    for name in ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adadelta", "SparseAdam", "LBFGS"]:
+    for name in ALL_NEW:
         assert name in optim.__all__ and issubclass(getattr(optim, name), optim.Optimizer)
         assert getattr(optim, name).__doc__
+
+
+def test_every_torch_optimizer_exists():
+    names = [n for n in torch.optim.__all__ if isinstance(getattr(torch.optim, n), type)]
+    assert [n for n in names if not hasattr(optim, n)] == []
 
 
 def test_every_torch_scheduler_exists():
@@ -741,3 +763,77 @@ def test_tensor_lr_is_updated_in_place():
     assert opt.param_groups[0]["lr"] is lr and math.isclose(float(lr), 0.05, rel_tol=1e-6)
     last = sched.get_last_lr()[0]
     assert isinstance(last, tp.Tensor) and last is not lr  # get_last_lr never aliases the group's tensor
+
+
+# ---- Muon ----------------------------------------------------------------------------------------------
+# Muon orthogonalizes in bfloat16, and torch's bfloat16 matmuls round differently with the CPU's dispatch level,
+# so torch is a reference only to bfloat16 accuracy here; the exact parts (momentum, lr adjustment, weight decay)
+# are checked separately with the Newton-Schulz step replaced by its float64 result.
+def _newton_schulz_f64(g, steps=5, a=3.4445, b=-4.775, c=2.0315, eps=1e-7):
+    x = g.T if g.shape[0] > g.shape[1] else g
+    x = x / max(np.linalg.norm(x), eps)
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * gram @ gram) @ x
+    return x.T if g.shape[0] > g.shape[1] else x
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 6), (5, 5)])
+def test_muon_newton_schulz_is_bfloat16_accurate(shape):
+    g = rng.standard_normal(shape)
+    out = _zeropower_via_newtonschulz(tp.tensor(g), (3.4445, -4.775, 2.0315), 5, 1e-7)
+    assert out.dtype == tp.bfloat16 and tuple(out.shape) == shape
+    ref = _newton_schulz_f64(g)
+    np.testing.assert_allclose(to_np(out.float()), ref, atol=0.06)
+    singular = np.linalg.svd(to_np(out.float()), compute_uv=False)
+    assert singular.min() > 0.5 and singular.max() < 1.3  # the iteration drives singular values towards ~1
+    rout = torch.optim._muon._zeropower_via_newtonschulz(torch.tensor(g), (3.4445, -4.775, 2.0315), 5, 1e-7)
+    np.testing.assert_allclose(to_np(out.float()), rout.float().numpy(), atol=0.06)
+    for bad, message in [((g, (1.0, 2.0), 5), "exactly 3 values"), ((g, (1.0, 2.0, 3.0), 100), "less than 100"),
+                         ((g[0], (1.0, 2.0, 3.0), 5), "2D matrix")]:
+        with pytest.raises(ValueError, match=message):
+            _zeropower_via_newtonschulz(tp.tensor(bad[0]), bad[1], bad[2], 1e-7)
+
+
+@pytest.mark.parametrize("kwargs", [{"lr": 0.02}, {"lr": 0.02, "nesterov": False, "momentum": 0.8},
+                                    {"lr": 0.01, "weight_decay": 0.0, "adjust_lr_fn": "match_rms_adamw"}])
+def test_muon_trajectory_close_to_torch(kwargs):
+    shape = (6, 4)
+    w = rng.standard_normal(shape)
+    ours, ref = nn.Parameter(tp.tensor(w.copy())), torch.nn.Parameter(torch.tensor(w.copy()))
+    opt, ropt = optim.Muon([ours], **kwargs), torch.optim.Muon([ref], **kwargs)
+    for _ in range(10):
+        g = rng.standard_normal(shape)
+        ours.grad, ref.grad = tp.tensor(g), torch.tensor(g)
+        opt.step()
+        ropt.step()
+    moved = np.abs(ref.detach().numpy() - w).max()
+    assert moved > 0.01
+    assert np.abs(to_np(ours) - ref.detach().numpy()).max() < 0.05 * moved  # bfloat16-level agreement
+    np.testing.assert_allclose(to_np(opt.state[ours]["momentum_buffer"]),
+                               ropt.state[ref]["momentum_buffer"].numpy(), rtol=1e-12)
+    assert sorted(opt.state_dict()["param_groups"][0]) == sorted(ropt.state_dict()["param_groups"][0])
+
+
+def test_muon_update_rule_exact(monkeypatch):
+    """With the orthogonalization done in float64, one step is exactly PyTorch's documented rule."""
+    import torchplug_nn.optim.muon as muon_mod
+
+    monkeypatch.setattr(muon_mod, "_zeropower_via_newtonschulz",
+                        lambda u, *args: tp.tensor(_newton_schulz_f64(to_np(u))))
+    w, g = rng.standard_normal((6, 3)), rng.standard_normal((6, 3))
+    p = nn.Parameter(tp.tensor(w.copy()))
+    opt = optim.Muon([p], lr=0.02, weight_decay=0.1, momentum=0.9)
+    p.grad = tp.tensor(g)
+    opt.step()
+    buf = 0.1 * g
+    update = _newton_schulz_f64(g + 0.9 * (buf - g))  # nesterov: lerp(g, buf, momentum)
+    expected = w * (1 - 0.02 * 0.1) - 0.02 * math.sqrt(6 / 3) * update
+    np.testing.assert_allclose(to_np(p), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_muon_refuses_non_matrices_like_torch():
+    exc = _raised(lambda: optim.Muon(_params(True)))
+    rexc = _raised(lambda: torch.optim.Muon(_params(False)))
+    assert type(exc) is type(rexc) is ValueError
+    assert str(exc).startswith("Muon only supports 2D parameters whereas we found a parameter with size: ")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -16,5 +18,5 @@ from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS",
-           "NAdam", "RAdam", "Rprop", "SparseAdam", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD",
+           "LBFGS", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam", "lr_scheduler"]

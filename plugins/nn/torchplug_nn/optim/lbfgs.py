@@ -166,8 +166,9 @@ class LBFGS(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        # load_state_dict replaces the group lists; keep the flat-parameter view on the live ones.
+        # Unpickling/deepcopy restores only defaults, state and param_groups: rebuild the flat-parameter view.
         self._params = self.param_groups[0]["params"]
+        self._numel_cache = None
 
     def _numel(self) -> int:
         if self._numel_cache is None:

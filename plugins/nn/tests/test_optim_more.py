@@ -837,3 +837,19 @@ def test_muon_refuses_non_matrices_like_torch():
     rexc = _raised(lambda: torch.optim.Muon(_params(False)))
     assert type(exc) is type(rexc) is ValueError
     assert str(exc).startswith("Muon only supports 2D parameters whereas we found a parameter with size: ")
+
+
+def test_step_hooks_run_for_new_optimizers():
+    p = nn.Parameter(tp.ones(2, 2))
+    calls = []
+    for opt in (optim.NAdam([p]), optim.Adafactor([p]), optim.LBFGS([p], max_iter=2)):
+        opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", type(o).__name__)))
+        opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", type(o).__name__)))
+
+        def closure():
+            p.grad = tp.ones(2, 2)
+            return tp.tensor(1.0)
+
+        opt.step(closure)
+    assert calls == [("pre", "NAdam"), ("post", "NAdam"), ("pre", "Adafactor"), ("post", "Adafactor"),
+                     ("pre", "LBFGS"), ("post", "LBFGS")]

@@ -179,7 +179,7 @@ def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
 
 
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    if self.dim() not in (2, 3):
+    if self.dim() not in (2, 3) or 0 in self.shape[-2:] or (self.dim() == 2 and self.shape[0] == 0):
         raise RuntimeError(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
             f"{S.fmt_sizes(self.shape)}"

@@ -174,15 +174,19 @@ def pool_output_size(size: int, k: int, pad: int, stride: int, dilation: int, ce
 def _pool_params(name: str, dims: int, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
                  dilation: Sequence[int] | None) -> tuple[tuple[int, ...], ...]:
     words = {1: "one", 2: "two", 3: "three"}[dims]
+    either = "" if name == "avg_pool3d" else "either "  # avg_pool3d's messages lack the word
     kernel_size = tuple(kernel_size)
     if len(kernel_size) not in (1, dims):
-        raise RuntimeError(f"{name}: kernel_size must either be a single int, or a tuple of {words} ints")
+        raise RuntimeError(f"{name}: kernel_size must {either}be a single int, or a tuple of {words} ints")
+    _check_int32(kernel_size)  # PyTorch converts each parameter to int right after checking its length
     stride = tuple(stride)
     if len(stride) not in (0, 1, dims):
-        raise RuntimeError(f"{name}: stride must either be omitted, a single int, or a tuple of {words} ints")
+        raise RuntimeError(f"{name}: stride must {either}be omitted, a single int, or a tuple of {words} ints")
+    _check_int32(stride)
     padding = tuple(padding)
     if len(padding) not in (1, dims):
-        raise RuntimeError(f"{name}: padding must either be a single int, or a tuple of {words} ints")
+        raise RuntimeError(f"{name}: padding must {either}be a single int, or a tuple of {words} ints")
+    _check_int32(padding)
     k = kernel_size * dims if len(kernel_size) == 1 else kernel_size
     s = k if len(stride) == 0 else (stride * dims if len(stride) == 1 else stride)
     p = padding * dims if len(padding) == 1 else padding
@@ -192,31 +196,60 @@ def _pool_params(name: str, dims: int, kernel_size: Sequence[int], stride: Seque
         dilation = tuple(dilation)
         if len(dilation) not in (1, dims):
             raise RuntimeError(f"{name}: dilation must be either a single int, or a tuple of {words} ints")
+        _check_int32(dilation)
         d = dilation * dims if len(dilation) == 1 else dilation
     return k, s, p, d
 
 
 _HW = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
+_INT32 = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def _ctrunc(a: int, b: int) -> int:
+    """C++'s integer division (rounds toward zero; Python's ``//`` floors), for PyTorch's ``k / 2`` checks."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _check_int32(values: Sequence[int]) -> None:
+    """PyTorch's pooling kernels take int parameters (c10::checked_convert)."""
+    if any(not _INT32[0] <= v <= _INT32[1] for v in values):
+        raise RuntimeError("value cannot be converted to type int without overflow")
+
+
+def _pooling_output_shape(size: int, k: int, pad: int, stride: int, dilation: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape: its argument checks, then the size."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > _ctrunc((k - 1) * dilation + 1, 2):
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got pad={pad}, kernel_size={k} and "
+            f"dilation={dilation}"
+        )
+    return pool_output_size(size, k, pad, stride, dilation, ceil_mode)
 
 
 def _check_pool_common(name: str, shape: Sequence[int], dims: int, k: Sequence[int], s: Sequence[int],
                        p: Sequence[int], d: Sequence[int], ceil_mode: bool) -> tuple[int, ...]:
-    if any(x == 0 for x in s):
-        raise RuntimeError("stride should not be zero")
-    for pad, kk, dd in zip(p, k, d):
-        if pad > (dd * (kk - 1) + 1) // 2 and pad > kk // 2:
-            raise RuntimeError(
-                f"pad should be at most half of effective kernel size, but got pad={pad}, kernel_size={kk} and "
-                f"dilation={dd}"
-            )
+    """The output shape of a 2-d/3-d max or average pool (``name`` starts with ``max`` or ``avg``).
+
+    PyTorch's checks in its order (its max_pool/avg_pool meta functions, pooling_output_shape and
+    pool2d_shape_check/pool3d_shape_check), so every backend rejects what PyTorch rejects before a
+    kernel sees the arguments: negative padding or padding over half the kernel would otherwise
+    index outside the input and output buffers.
+    """
+    _check_int32((*k, *s, *p, *d))
     ndim = len(shape)
-    if ndim not in (dims + 1, dims + 2):
-        if dims == 1:
-            raise RuntimeError(
-                f"Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor for argument #1 'self' (while "
-                f"checking arguments for {name})"
-            )
-        raise RuntimeError(f"non-empty {dims + 1}D or {dims + 2}D (batch mode) tensor expected for input")
+    is_max = name.startswith("max")
+    if is_max or dims == 3:
+        if ndim not in (dims + 1, dims + 2):
+            raise RuntimeError(f"non-empty {dims + 1}D or {dims + 2}D (batch mode) tensor expected for input")
+    else:
+        wrap_dim(-dims - 1, ndim)  # avg_pool2d reads input.size(-3) before any rank check
+    spatial = tuple(shape[-dims:])
+    out = tuple(_pooling_output_shape(spatial[i], k[i], p[i], s[i], d[i], ceil_mode) for i in range(dims))
     hw = _HW[dims]
     if any(x <= 0 for x in k):
         raise RuntimeError("kernel size should be greater than zero, but got " +
@@ -227,22 +260,43 @@ def _check_pool_common(name: str, shape: Sequence[int], dims: int, k: Sequence[i
     if any(x <= 0 for x in d):
         raise RuntimeError("dilation should be greater than zero, but got " +
                            " ".join(f"dilation{n}: {v}" for n, v in zip(hw, d)))
-    spatial = shape[-dims:]
-    lead = shape[:-dims]
-    valid = all(x != 0 for x in shape[-dims - 1:])
-    if not (valid and (ndim == dims + 2 or shape[0] != 0)):
-        raise RuntimeError(
-            f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with optional 0 dim batch size for input, "
-            f"but got:{fmt_sizes(shape)}"
-        )
-    out = tuple(pool_output_size(spatial[i], k[i], p[i], s[i], d[i], ceil_mode) for i in range(dims))
+    planes = shape[-dims - 1]
+    if dims == 2:
+        valid = all(x != 0 for x in shape[-3:]) if ndim == 3 else ndim == 4 and all(x != 0 for x in shape[1:])
+        if not valid:
+            raise RuntimeError(
+                f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+                f"{fmt_sizes(shape)}"
+            )
+        if any(_ctrunc(kk, 2) < pad for kk, pad in zip(k, p)):
+            raise RuntimeError(
+                f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, padH = {p[0]}, "
+                f"kW = {k[1]}, kH = {k[0]}"
+            )
+    else:
+        fn = f"{name}()" if not is_max else "max_pool3d_with_indices_out_cpu_template()"
+        for i in range(ndim):
+            if shape[i] <= 0 and not (ndim == 5 and i == 0):
+                raise RuntimeError(
+                    f"{fn}: Expected input's non-batch dimensions to have positive length, but input has a shape of "
+                    f"{fmt_sizes(shape)} and non-batch dimension {shape[i]} has length zero!"
+                )
+        if not is_max and any(x < kk for x, kk in zip(spatial, k)):
+            raise RuntimeError(
+                f"input image (T: {spatial[0]} H: {spatial[1]} W: {spatial[2]}) smaller than kernel size "
+                f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+            )
+        if any(_ctrunc(kk, 2) < pad for kk, pad in zip(k, p)):
+            raise RuntimeError(
+                f"pad should be smaller than or equal to half of kernel size, but got kT: {k[0]} kW: {k[2]} "
+                f"kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}"
+            )
     if any(o < 1 for o in out):
-        planes = shape[-dims - 1]
         raise RuntimeError(
             f"Given input size: ({'x'.join(map(str, (planes, *spatial)))}). Calculated output size: "
             f"({'x'.join(map(str, (planes, *out)))}). Output size is too small"
         )
-    return tuple(lead) + out
+    return tuple(shape[:-dims]) + out
 
 
 _POOL_CACHE: dict = {}  # argument tuple -> checked parameters (pooling runs every training step)
@@ -266,6 +320,8 @@ def check_max_pool(name: str, shape: Sequence[int], dims: int, kernel_size: Sequ
 def check_avg_pool(name: str, shape: Sequence[int], dims: int, kernel_size: Sequence[int], stride: Sequence[int],
                    padding: Sequence[int], ceil_mode: bool, divisor_override: int | None):
     k, s, p, d = _pool_params(name, dims, kernel_size, stride, padding, None)
+    if dims == 3 and len(shape) not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     return k, s, p, _check_pool_common(name, shape, dims, k, s, p, d, ceil_mode)
@@ -277,18 +333,24 @@ def pool_out_shape(shape: Sequence[int], dims: int, k, s, p, d, ceil_mode: bool)
 
 
 def adaptive_check(name: str, shape: Sequence[int], output_size: Sequence[int], dims: int) -> tuple[int, ...]:
+    """Output shape of adaptive_avg_pool / adaptive_max_pool, with PyTorch's checks in its order."""
     output_size = tuple(output_size)
-    if len(output_size) != dims:
+    is_max = name.startswith("adaptive_max")
+    if not is_max and len(output_size) != dims:
         raise RuntimeError(f"{name}: output_size must be {dims}")
     ndim = len(shape)
-    for i in range(1, ndim):
+    if ndim not in (dims + 1, dims + 2):
+        sep = ":" if is_max else ""
+        raise RuntimeError(f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got{sep} {fmt_sizes(shape)}")
+    # adaptive_max_pool checks every non-batch dim, adaptive_avg_pool only the pooled ones
+    for i in range(1, ndim) if is_max else range(ndim - dims, ndim):
         if shape[i] == 0:
             raise RuntimeError(
                 f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
                 f"{fmt_sizes(shape)} with dimension {i} being empty"
             )
-    if ndim not in (dims + 1, dims + 2):
-        raise RuntimeError(f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got {fmt_sizes(shape)}")
+    if is_max and len(output_size) != dims:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {dims}")
     out = tuple(shape[:-dims]) + output_size
     if any(o < 0 for o in output_size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(output_size)}: {fmt_sizes(out)}")

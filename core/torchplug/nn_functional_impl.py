@@ -198,7 +198,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_avg_pool2d(input, output_size):
     """2-D adaptive average pooling; ``None`` entries keep the input size."""
-    size = _list_with_default(_pair(output_size) if isinstance(output_size, int) else output_size, list(input.shape))
+    size = _pair(output_size) if isinstance(output_size, int) else _list_with_default(output_size, list(input.shape))
     return A.adaptive_avg_pool2d(input, size)
 
 
@@ -213,7 +213,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    size = _list_with_default(_pair(output_size) if isinstance(output_size, int) else output_size, list(input.shape))
+    size = _pair(output_size) if isinstance(output_size, int) else _list_with_default(output_size, list(input.shape))
     return A.adaptive_max_pool2d(input, size)
 
 

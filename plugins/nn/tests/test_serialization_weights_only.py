@@ -370,3 +370,25 @@ def test_reduce_needs_a_tuple_of_arguments():
         torch.load(archive(pickle_of(G("torch", "Size") + S("ab") + REDUCE)))
     with pytest.raises(pickle.UnpicklingError, match="REDUCE arguments must be a tuple"):
         tp.load(archive(pickle_of(G("torch", "Size") + S("ab") + REDUCE)))
+
+
+def test_torch_dtypes_torchplug_lacks_are_safe_but_unsupported():
+    buf = io.BytesIO()
+    torch.save({"u": torch.zeros(3, dtype=torch.uint16)}, buf)
+    blob = buf.getvalue()
+    assert tp.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(blob)) == []
+    assert torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(blob)) == []
+    with pytest.raises(RuntimeError, match="uses torch.uint16, which PyTorch allows in weights-only loads but torchplug does not"):
+        tp.load(io.BytesIO(blob))
+
+
+def test_torchscript_archives_are_refused_with_the_reason():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scripted = torch.jit.script(torch.nn.Linear(2, 2))
+        buf = io.BytesIO()
+        torch.jit.save(scripted, buf)
+    with pytest.raises(RuntimeError, match="Cannot use ``weights_only=True`` with TorchScript archives"):
+        tp.load(io.BytesIO(buf.getvalue()))
+    with pytest.raises(RuntimeError, match="TorchScript archive"):
+        tp.load(io.BytesIO(buf.getvalue()), weights_only=False)

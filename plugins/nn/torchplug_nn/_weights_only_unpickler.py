@@ -39,6 +39,7 @@ _FIXED_ARGS = {
     0x85: 0, 0x86: 0, 0x87: 0,
 }
 _GLOBAL, _BINUNICODE, _SHORT_BINSTRING, _LONG1, _PROTO, _STOP = b"c"[0], b"X"[0], b"U"[0], 0x8A, 0x80, b"."[0]
+_U32 = struct.Struct("<I").unpack
 
 
 def _map_py2(module: str, name: str) -> tuple[str, str]:
@@ -177,7 +178,9 @@ class WeightsOnlyUnpickler:
         if full in G.TORCH_ALLOWED_UNSUPPORTED:
             raise RuntimeError(
                 f"The checkpoint uses {full}, which PyTorch allows in weights-only loads but torchplug does not "
-                "implement (quantized, sparse, nested and sub-byte/8-bit float/unsigned-16+ dtypes are not available)."
+                "implement: it has no quantized, sparse or nested tensors, no legacy tensor-type classes and only the "
+                "dtypes in torchplug._dtype.ALL_DTYPES. Convert those tensors in PyTorch before saving (e.g. "
+                ".dequantize(), .to_dense(), .to(torch.float32))."
             )
         raise UnpicklingError(unsupported_global_message(full))
 
@@ -258,12 +261,19 @@ class WeightsOnlyUnpickler:
     # -- the loop -------------------------------------------------------------------------------------
     def load(self) -> Any:
         """Run the pickle to its STOP opcode and return the object it built."""
-        r = self._r
+        r, dispatch = self._r, self._DISPATCH
+        data, end = r.data, len(r.data)
         while True:
             start = r.pos
-            op = r.byte()
+            if start >= end:
+                raise UnpicklingError("pickle data was truncated (no STOP opcode)")
+            op = data[start]
+            r.pos = start + 1
+            handler = dispatch.get(op)
+            if handler is None:
+                raise UnpicklingError(f"Unsupported operand {op}")
             try:
-                if self._step(op):
+                if handler(self):
                     return self._pop()
             except (UnpicklingError, RuntimeError, MemoryError):
                 raise
@@ -272,105 +282,97 @@ class WeightsOnlyUnpickler:
                     f"malformed pickle at offset {start} (opcode {bytes([op])!r}): {type(exc).__name__}: {exc}"
                 ) from exc
 
-    def _step(self, op: int) -> bool:  # noqa: C901 - one branch per opcode, as in pickle itself
-        r, stack = self._r, self.stack
-        if op == _GLOBAL:
-            self._global()
-        elif op == 0x52:  # REDUCE
-            self._reduce()
-        elif op == 0x81:  # NEWOBJ
-            self._newobj()
-        elif op == 0x62:  # BUILD
-            self._build()
-        elif op == 0x71:  # BINPUT
-            self.memo[r.byte()] = self._top()
-        elif op == 0x72:  # LONG_BINPUT
-            self.memo[struct.unpack("<I", r.take(4))[0]] = self._top()
-        elif op in (0x68, 0x6A):  # BINGET, LONG_BINGET
-            idx = r.byte() if op == 0x68 else struct.unpack("<I", r.take(4))[0]
-            if idx not in self.memo:
-                raise UnpicklingError(f"Memo value not found at index {idx}")
-            stack.append(self.memo[idx])
-        elif op == 0x58:  # BINUNICODE
-            n = struct.unpack("<I", r.take(4))[0]
-            stack.append(str(r.take(n), "utf-8", "surrogatepass"))
-        elif op == 0x55:  # SHORT_BINSTRING
-            data = r.take(r.byte())
-            stack.append(data if self._encoding == "bytes" else data.decode(self._encoding, "strict"))
-        elif op == 0x4A:  # BININT
-            stack.append(struct.unpack("<i", r.take(4))[0])
-        elif op == 0x4B:  # BININT1
-            stack.append(r.byte())
-        elif op == 0x4D:  # BININT2
-            stack.append(struct.unpack("<H", r.take(2))[0])
-        elif op == 0x47:  # BINFLOAT
-            stack.append(struct.unpack(">d", r.take(8))[0])
-        elif op == 0x8A:  # LONG1 (at most 255 bytes: no huge integers)
-            stack.append(pickle.decode_long(r.take(r.byte())))
-        elif op == 0x4E:  # NONE
-            stack.append(None)
-        elif op == 0x88:  # NEWTRUE
-            stack.append(True)
-        elif op == 0x89:  # NEWFALSE
-            stack.append(False)
-        elif op == 0x29:  # EMPTY_TUPLE
-            stack.append(())
-        elif op == 0x5D:  # EMPTY_LIST
-            stack.append([])
-        elif op == 0x7D:  # EMPTY_DICT
-            stack.append({})
-        elif op == 0x8F:  # EMPTY_SET
-            stack.append(set())
-        elif op == 0x28:  # MARK
-            self.metastack.append(stack)
-            self.stack = []
-        elif op == 0x74:  # TUPLE
-            items = self._pop_mark()
-            self.stack.append(tuple(items))
-        elif op in (0x85, 0x86, 0x87):  # TUPLE1..3
-            n = op - 0x84
-            if len(stack) < n:
-                raise UnpicklingError(f"malformed pickle: TUPLE{n} needs {n} stack items")
-            stack[-n:] = [tuple(stack[-n:])]
-        elif op == 0x61:  # APPEND
-            item = self._pop()
-            target = self._top()
-            if type(target) is not list:
-                raise UnpicklingError(f"Can only append to lists, but got {type(target)}")
-            target.append(item)
-        elif op == 0x65:  # APPENDS
-            items = self._pop_mark()
-            target = self._top()
-            if type(target) is not list:
-                raise UnpicklingError(f"Can only extend lists, but got {type(target)}")
-            target.extend(items)
-        elif op == 0x73:  # SETITEM
-            value = self._pop()
-            key = self._pop()
-            self._dict_target("SETITEM")[key] = value
-        elif op == 0x75:  # SETITEMS
-            items = self._pop_mark()
-            if len(items) % 2:
-                raise UnpicklingError("malformed pickle: SETITEMS needs key/value pairs")
-            target = self._dict_target("SETITEMS")
-            for i in range(0, len(items), 2):
-                target[items[i]] = items[i + 1]
-        elif op == 0x51:  # BINPERSID
-            self._persid()
-        elif op == 0x80:  # PROTO
-            proto = r.byte()
-            if proto != 2:
-                warnings.warn(
-                    f"Detected pickle protocol {proto} in the checkpoint, which was not the default pickle protocol "
-                    "used by `torch.load` (2). The weights_only Unpickler might not support all instructions "
-                    "implemented by this protocol.",
-                    stacklevel=5,
-                )
-        elif op == _STOP:
-            return True
-        else:
-            raise UnpicklingError(f"Unsupported operand {op}")
-        return False
+    # One handler per accepted opcode (PyTorch's weights-only set); a true result means STOP.
+    def _binput(self) -> None:
+        self.memo[self._r.byte()] = self._top()
+
+    def _long_binput(self) -> None:
+        self.memo[_U32(self._r.take(4))[0]] = self._top()
+
+    def _get(self, idx: int) -> None:
+        if idx not in self.memo:
+            raise UnpicklingError(f"Memo value not found at index {idx}")
+        self.stack.append(self.memo[idx])
+
+    def _binget(self) -> None:
+        self._get(self._r.byte())
+
+    def _long_binget(self) -> None:
+        self._get(_U32(self._r.take(4))[0])
+
+    def _binunicode(self) -> None:
+        n = _U32(self._r.take(4))[0]
+        self.stack.append(str(self._r.take(n), "utf-8", "surrogatepass"))
+
+    def _short_binstring(self) -> None:
+        data = self._r.take(self._r.byte())
+        self.stack.append(data if self._encoding == "bytes" else data.decode(self._encoding, "strict"))
+
+    def _binint(self) -> None:
+        self.stack.append(struct.unpack("<i", self._r.take(4))[0])
+
+    def _binint1(self) -> None:
+        self.stack.append(self._r.byte())
+
+    def _binint2(self) -> None:
+        self.stack.append(struct.unpack("<H", self._r.take(2))[0])
+
+    def _binfloat(self) -> None:
+        self.stack.append(struct.unpack(">d", self._r.take(8))[0])
+
+    def _long1(self) -> None:  # at most 255 bytes: no huge integers
+        self.stack.append(pickle.decode_long(self._r.take(self._r.byte())))
+
+    def _mark(self) -> None:
+        self.metastack.append(self.stack)
+        self.stack = []
+
+    def _tuple(self) -> None:
+        items = self._pop_mark()
+        self.stack.append(tuple(items))
+
+    def _tuple_n(self, n: int) -> None:
+        stack = self.stack
+        if len(stack) < n:
+            raise UnpicklingError(f"malformed pickle: TUPLE{n} needs {n} stack items")
+        stack[-n:] = [tuple(stack[-n:])]
+
+    def _append(self) -> None:
+        item = self._pop()
+        target = self._top()
+        if type(target) is not list:
+            raise UnpicklingError(f"Can only append to lists, but got {type(target)}")
+        target.append(item)
+
+    def _appends(self) -> None:
+        items = self._pop_mark()
+        target = self._top()
+        if type(target) is not list:
+            raise UnpicklingError(f"Can only extend lists, but got {type(target)}")
+        target.extend(items)
+
+    def _setitem(self) -> None:
+        value = self._pop()
+        key = self._pop()
+        self._dict_target("SETITEM")[key] = value
+
+    def _setitems(self) -> None:
+        items = self._pop_mark()
+        if len(items) % 2:
+            raise UnpicklingError("malformed pickle: SETITEMS needs key/value pairs")
+        target = self._dict_target("SETITEMS")
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+
+    def _proto(self) -> None:
+        proto = self._r.byte()
+        if proto != 2:
+            warnings.warn(
+                f"Detected pickle protocol {proto} in the checkpoint, which was not the default pickle protocol "
+                "used by `torch.load` (2). The weights_only Unpickler might not support all instructions "
+                "implemented by this protocol.",
+                stacklevel=4,
+            )
 
     def _dict_target(self, opcode: str) -> Any:
         target = self._top()
@@ -379,3 +381,22 @@ class WeightsOnlyUnpickler:
                 f"Can only {opcode} for dict, collections.OrderedDict, collections.Counter, but got {type(target)}"
             )
         return target
+
+    def _push(value: Any) -> Callable[[WeightsOnlyUnpickler], None]:  # type: ignore[misc]  # noqa: N805
+        # A fresh object per use for the mutable empties (list/dict/set), a shared one otherwise.
+        make = value if callable(value) else (lambda: value)
+        return lambda self: self.stack.append(make())
+
+    _DISPATCH: dict[int, Callable[[WeightsOnlyUnpickler], Any]] = {
+        _GLOBAL: _global, 0x52: _reduce, 0x81: _newobj, 0x62: _build, 0x51: _persid,  # c R \x81 b Q
+        0x71: _binput, 0x72: _long_binput, 0x68: _binget, 0x6A: _long_binget,  # q r h j
+        0x58: _binunicode, 0x55: _short_binstring, 0x4A: _binint, 0x4B: _binint1, 0x4D: _binint2,  # X U J K M
+        0x47: _binfloat, 0x8A: _long1,  # G LONG1
+        0x4E: _push(lambda: None), 0x88: _push(lambda: True), 0x89: _push(lambda: False),  # N NEWTRUE NEWFALSE
+        0x29: _push(tuple), 0x5D: _push(list), 0x7D: _push(dict), 0x8F: _push(set),  # ) ] } EMPTY_SET
+        0x28: _mark, 0x74: _tuple,  # ( t
+        0x85: lambda self: self._tuple_n(1), 0x86: lambda self: self._tuple_n(2), 0x87: lambda self: self._tuple_n(3),
+        0x61: _append, 0x65: _appends, 0x73: _setitem, 0x75: _setitems,  # a e s u
+        0x80: _proto, _STOP: lambda self: True,
+    }
+    del _push

@@ -171,6 +171,8 @@ class CheckpointPickler(pickle._Pickler):  # type: ignore[misc, name-defined]
 
     def _record_for(self, t: Tensor, stride: tuple[int, ...]) -> tuple[StorageRecord, int, tuple[int, ...]]:
         """The record holding ``t``'s storage (one per torchplug storage), t's offset and strides in it."""
+        if any(s < 0 for s in stride):
+            return self._private_record(t)  # torch has no negative strides: save the values alone
         storage = t.untyped_storage()
         entry = self._by_storage.get(id(storage))
         if entry is not None:
@@ -190,13 +192,8 @@ class CheckpointPickler(pickle._Pickler):  # type: ignore[misc, name-defined]
             self._by_storage[id(storage)] = (record, storage, addr)
             self.records.append(record)
             return record, self._offset(t, addr), stride
-        if t.is_cpu or any(s < 0 for s in stride):
-            # A host buffer laid out backwards: save this tensor's values alone (sharing cannot be kept).
-            flat = t.detach().contiguous().reshape(-1)
-            record = StorageRecord(key, t.dtype, _location(t), flat.numel(), lambda f=flat: _host_bytes(f))
-            self.records.append(record)
-            contiguous = _contiguous_strides(tuple(int(s) for s in t.shape))
-            return record, 0, contiguous
+        if t.is_cpu:
+            return self._private_record(t)  # a host buffer laid out backwards (negative strides)
         # Device storage: copy the whole storage to the host once, when the archive is written.
         numel = storage.nbytes // itemsize
         whole = t.detach().as_strided((numel,), (1,), 0)
@@ -204,6 +201,13 @@ class CheckpointPickler(pickle._Pickler):  # type: ignore[misc, name-defined]
         self._by_storage[id(storage)] = (record, storage, None)
         self.records.append(record)
         return record, t.storage_offset(), stride
+
+    def _private_record(self, t: Tensor) -> tuple[StorageRecord, int, tuple[int, ...]]:
+        """A record of ``t``'s values alone, contiguous (sharing with other tensors cannot be kept)."""
+        flat = t.detach().contiguous().reshape(-1)
+        record = StorageRecord(str(len(self.records)), t.dtype, _location(t), flat.numel(), lambda f=flat: _host_bytes(f))
+        self.records.append(record)
+        return record, 0, _contiguous_strides(tuple(int(s) for s in t.shape))
 
     @staticmethod
     def _offset(t: Tensor, base_addr: int | None) -> int:

@@ -457,6 +457,24 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def matmul(self: Tensor, other: Tensor) -> Tensor:
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's should_fold: whether matmul runs a batch (>= 3-d) times a 1-d/2-d operand as one
+    mm/mv over the batch folded into rows, which it does when that needs no copy."""
+    a_larger = a.dim() >= b.dim()
+    t1 = a if a_larger else A.transpose(b, -1, -2)
+    small = b if a_larger else a
+    if not (t1.dim() >= 3 and small.dim() <= 2):
+        return False
+    if small.requires_grad:  # folding keeps the backward a plain mm (PyTorch copies instead)
+        return True
+    if a.dim() == 2:  # 2-d @ batch: the folded result would need a transposing copy
+        return False
+    if t1.numel() == 0:
+        return True
+    sizes, strides = t1.shape, t1.stride()
+    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(t1.dim() - 2))
+
+
     d1, d2 = self.dim(), other.dim()
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
@@ -468,13 +486,18 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         return A.squeeze(A.mm(A.unsqueeze(self, 0), other), [0])
     if d1 == 2 and d2 == 2:
         return A.mm(self, other)
-    if d1 >= 3 and d2 <= 2:
-        # Fold the batch into rows: one GEMM instead of a batched one.
-        lead = list(self.shape[:-1])
-        folded = A.reshape(self, [-1, self.shape[-1]])
-        if d2 == 1:
-            return A.reshape(A.mv(folded, other), lead)
-        return A.reshape(A.mm(folded, other), lead + [other.shape[-1]])
+    if _should_fold(self, other):
+        # Fold the larger operand's batch into rows: one GEMM instead of a batched one (PyTorch's
+        # fold; a 1-d/2-d self times a batch runs on the batch's transpose).
+        transpose = d2 > d1
+        t1 = A.transpose(other, -1, -2) if transpose else self
+        t2 = (A.t(self) if d1 == 2 else self) if transpose else other
+        out_shape = list(t1.shape[:-1])
+        folded = A.reshape(t1, [math.prod(out_shape), t1.shape[-1]])  # (not -1: ambiguous for 0 elements)
+        if t2.dim() == 1:
+            return A.reshape(A.mv(folded, t2), out_shape)
+        out = A.reshape(A.mm(folded, t2), out_shape + [t2.shape[1]])
+        return A.contiguous(A.transpose(out, -1, -2)) if transpose else out
     # General batched case: broadcast the batch dims and run bmm.
     a = A.unsqueeze(self, 0) if d1 == 1 else self
     b = A.unsqueeze(other, -1) if d2 == 1 else other
@@ -487,8 +510,9 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: [{math.prod(batch)}, {k}] but got: "
             f"[{math.prod(batch)}, {k2}]."
         )
-    a3 = A.reshape(A.expand(a, batch + [n, k]), [-1, n, k])
-    b3 = A.reshape(A.expand(b, batch + [k, m]), [-1, k, m])
+    nb = math.prod(batch)
+    a3 = A.reshape(A.expand(a, batch + [n, k]), [nb, n, k])
+    b3 = A.reshape(A.expand(b, batch + [k, m]), [nb, k, m])
     out = A.reshape(A.bmm(a3, b3), batch + [n, m])
     if d1 == 1:
         out = A.squeeze(out, [-2])

@@ -14,6 +14,7 @@ from . import _composites_linalg, _composites_nn, _composites_shape
 from ._composites import COMPOSITES, inplace_kernel, out_kernel
 from ._composites_math import register as register_math_composites
 from ._device import get_default_device
+from ._mem_overlap import INTERNAL_OVERLAP_MESSAGE, assert_no_partial_overlap, has_internal_overlap, overlap_policy
 from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from ._dispatch.tls import tls
@@ -56,20 +57,21 @@ def backend_select_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     return kernel
 
 
-def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
-    """ADInplaceOrView for a mutating op: run it below, then bump each written tensor's version."""
-    written = entry.schema.mutated_argument_indices
-    redispatch = _redispatcher(entry)
+def _inplace_self_kernel(redispatch: Callable[..., Any], partial: tuple[int, ...] | None) -> Callable[..., Any]:
+    """ADInplaceOrView for ``op_(self, ...)``, the common in-place op, with the overlap checks inlined.
+
+    ``partial`` is None when PyTorch makes no overlap check for the op, else the inputs that may not
+    partially overlap ``self``.  A ``self`` that is its storage's root buffer (a fresh tensor) cannot
+    overlap itself, and an input on another storage cannot overlap ``self``: each costs one test.
+    """
     mask = K.AFTER_AD_INPLACE_OR_VIEW
     # Like PyTorch's AutoDispatchBelowADInplaceOrView: ops the kernel below calls (a composite's
     # inner copy_) must not bump versions or record autograd again.
     below = ~(K.AUTOGRAD_BAND | (1 << K.AD_INPLACE_OR_VIEW_BIT))
-
     hooks = autograd_hooks
 
-    first = entry.schema.arguments[0].type if entry.schema.arguments else None
-    if list(written) == [0] and first is not None and first.base == "Tensor" and not first.is_list and not first.optional:
-        def kernel_self(ks: int, *args: Any) -> Any:  # op_(self, ...): the common in-place op
+    if partial is None:
+        def kernel(ks: int, *args: Any) -> Any:
             self = args[0]
             if self._base is not None:
                 check = hooks.check_view_write
@@ -84,8 +86,82 @@ def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
             self._storage.version += 1
             return result
 
+    elif partial == (1,):  # binary ops: self and one input
+        def kernel(ks: int, *args: Any) -> Any:
+            self = args[0]
+            storage = self._storage
+            if self._base is not None:
+                check = hooks.check_view_write
+                if check is not None:
+                    check(self)
+            data = self._data
+            if data is not storage.data and 0 in data.strides and has_internal_overlap(self):
+                raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
+            other = args[1]
+            if getattr(other, "_storage", None) is storage and other is not self:
+                assert_no_partial_overlap(self, other)
+            old = tls.mask
+            tls.mask = old & below
+            try:
+                result = redispatch(ks & mask, *args)
+            finally:
+                tls.mask = old
+            self._storage.version += 1
+            return result
+
+    else:
+        def kernel(ks: int, *args: Any) -> Any:
+            self = args[0]
+            storage = self._storage
+            if self._base is not None:
+                check = hooks.check_view_write
+                if check is not None:
+                    check(self)
+            data = self._data
+            if data is not storage.data and 0 in data.strides and has_internal_overlap(self):
+                raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
+            for i in partial:
+                other = args[i]
+                if getattr(other, "_storage", None) is storage and other is not self:
+                    assert_no_partial_overlap(self, other)
+            old = tls.mask
+            tls.mask = old & below
+            try:
+                result = redispatch(ks & mask, *args)
+            finally:
+                tls.mask = old
+            self._storage.version += 1
+            return result
+
+    return kernel
+
+
+def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
+    """ADInplaceOrView for a mutating op: run it below, then bump each written tensor's version."""
+    written = entry.schema.mutated_argument_indices
+    redispatch = _redispatcher(entry)
+    mask = K.AFTER_AD_INPLACE_OR_VIEW
+    # Like PyTorch's AutoDispatchBelowADInplaceOrView: ops the kernel below calls (a composite's
+    # inner copy_) must not bump versions or record autograd again.
+    below = ~(K.AUTOGRAD_BAND | (1 << K.AD_INPLACE_OR_VIEW_BIT))
+
+    hooks = autograd_hooks
+
+    # PyTorch's memory-overlap checks (expanded or partially aliased write targets), once for every
+    # backend; None for ops PyTorch does not check.
+    policy = overlap_policy(entry.schema, entry.tags)
+    first = entry.schema.arguments[0].type if entry.schema.arguments else None
+    args_schema = entry.schema.arguments
+    simple = policy is None or (
+        policy.internal == "raise" and policy.writes_if is None and not policy.disjoint
+        and all(not args_schema[i].type.is_list for i in policy.partial)
+    )
+    if list(written) == [0] and first is not None and first.base == "Tensor" and not first.is_list and not first.optional and simple:
+        kernel_self = _inplace_self_kernel(redispatch, policy.partial if policy is not None else None)
         kernel_self.__qualname__ = f"bump_version[{entry.name}]"
         return kernel_self
+
+    overlap_check = policy.check if policy is not None else None
 
     def kernel(ks: int, *args: Any) -> Any:
         check = hooks.check_view_write
@@ -93,6 +169,8 @@ def version_bump_kernel(entry: OperatorEntry) -> Callable[..., Any]:
             for i in written:
                 if getattr(args[i], "_base", None) is not None:  # lists (foreach ops) and None have none
                     check(args[i])
+        if overlap_check is not None:
+            overlap_check(args)
         old = tls.mask
         tls.mask = old & below
         try:

@@ -58,6 +58,7 @@ def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
         data = _unwrap(data)
         _check_ragged(data)
         arr = np.array(data)
+        _check_python_values(arr, dtype)
         if dtype is None:
             kind = arr.dtype.kind
             if kind == "f":
@@ -73,8 +74,43 @@ def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
             else:
                 raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
-        arr = arr.astype(dtype.numpy_dtype)
+        with np.errstate(over="ignore", invalid="ignore"):  # floats overflow to inf, as in PyTorch
+            arr = arr.astype(dtype.numpy_dtype)
     return arr
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_python_values(arr: np.ndarray, dtype: D.dtype | None) -> None:
+    """torch.tensor's conversion of Python numbers: ints beyond int64, and numbers an integer
+    ``dtype`` cannot hold (NaN, inf, out of range), raise as in PyTorch instead of wrapping."""
+    kind = arr.dtype.kind
+    if arr.size == 0 or kind == "b" or dtype is D.bool_:
+        return
+    if kind in "uO":  # NumPy's types for Python ints beyond int64 (uint64, or object when mixed)
+        if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
+            return  # unpacked as doubles
+        values = list(arr.flat)
+        if dtype is None and any(isinstance(v, float) for v in values):
+            return  # inferred as floating point
+        if kind == "u" or any(type(v) is int and not _INT64_MIN <= v <= _INT64_MAX for v in values):
+            raise ValueError("Overflow when unpacking long long")
+        return
+    if dtype is None or dtype.is_floating_point or dtype.is_complex:
+        if kind == "c" and dtype is not None and not dtype.is_complex:
+            raise TypeError("must be real number, not complex")
+        return
+    if kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    info = np.iinfo(dtype.numpy_dtype)
+    if kind == "f":  # c10::checked_convert<int>(double): the value itself must lie in range
+        bad = not np.isfinite(arr).all() or (arr > float(info.max)).any() or (arr < float(info.min)).any()
+    else:  # from an integer: uint8 also takes -255..-1 (wrapping), like c10::overflows
+        lo = -int(info.max) if dtype is D.uint8 else int(info.min)
+        bad = bool((arr > int(info.max)).any() or (arr < lo).any())
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def _unwrap(data: Any) -> Any:
@@ -118,9 +154,24 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     return _finish(backend_for(dev.type).from_host(np.array(arr, copy=True), dev), requires_grad)
 
 
+_LOW_PRECISION_MAX = {D.float16: 65504.0, D.bfloat16: float(D.finfo(D.bfloat16).max)}
+
+
+def unchecked_low_precision(value: Any, dtype: D.dtype) -> Any:
+    """``value`` rounded to float16/bfloat16 when it lies beyond their range (+-inf, or the largest
+    finite value it rounds to), as PyTorch converts a Python number into a 0-dim tensor of those types
+    without the overflow check ``fill_`` makes; any other value or dtype is returned unchanged."""
+    limit = _LOW_PRECISION_MAX.get(dtype)
+    if limit is None or value.__class__ is not float or not abs(value) > limit:
+        return value
+    with np.errstate(over="ignore"):
+        return float(np.array(value).astype(dtype.numpy_dtype))
+
+
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A 0-dim tensor (default float dtype unless given)."""
-    return tensor(s, dtype=_opt_dtype(dtype) or D.get_default_dtype(), device=device, requires_grad=requires_grad)
+    """A 0-dim tensor (default float dtype unless given), with PyTorch's checked conversion of ``s``."""
+    dt = _opt_dtype(dtype) or D.get_default_dtype()
+    return full([], unchecked_low_precision(s, dt), dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -207,6 +258,9 @@ def full(size: Sequence[int], fill_value: Any, *, out: Any = None, dtype: Any = 
     """A tensor filled with ``fill_value`` (its dtype is inferred from the value when not given)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    dt = _opt_dtype(dtype)
+    if dt is not None:
+        fill_value = unchecked_low_precision(fill_value, dt)
     return _factory(A.full, _size_args((size,)), out, dtype, device, requires_grad, fill_value)
 
 
@@ -236,8 +290,12 @@ ones_like = _like(ones)
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """A tensor shaped like ``input`` filled with ``fill_value``."""
-    return full(list(input.shape), fill_value, dtype=_opt_dtype(dtype) or input.dtype,
-                device=device if device is not None else input.device, requires_grad=requires_grad)
+    # (PyTorch's full_like fills with fill_'s checked conversion, where full rounds half/bfloat16.)
+    dt = _opt_dtype(dtype) or input.dtype
+    dev = device if device is not None else input.device
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _finish(A.full(list(input.shape), fill_value, dtype=dt, device=dev), requires_grad)
 
 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None, dtype: Any = None, layout: Any = None,

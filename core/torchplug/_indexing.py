@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._aten import A
+from ._mem_overlap import assert_no_internal_overlap
 from ._tensor import Tensor
 
 __all__ = ["install_indexing", "getitem", "setitem"]
@@ -49,6 +50,8 @@ _CPP_TYPE = {
     "float16": "double", "bfloat16": "double", "float32": "float", "float64": "double",
 }
 _MAXSIZE = sys.maxsize
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_ROUNDED = (D.float16, D.bfloat16)
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -265,6 +268,14 @@ def _check_value(self: Any, value: Any) -> Any:
             raise RuntimeError(f"value cannot be converted to type {_CPP_TYPE[self._dtype.name]} without overflow")
         if isinstance(value, complex) and not self._dtype.is_complex:
             return bool(value) if self._dtype is D.bool_ else value.real
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
+            raise ValueError("Overflow when unpacking long long")  # PyTorch reads ints as C long long
+        if value.__class__ is float and self._dtype in _ROUNDED:
+            # PyTorch converts the number to a half/bfloat16 tensor unchecked: out of range is
+            # +-inf (or the largest finite value it rounds to), where fill_ would refuse it.
+            from ._creation import unchecked_low_precision
+
+            value = unchecked_low_precision(value, self._dtype)
         return value
     from ._composites import _tensor_type_name
 
@@ -282,6 +293,9 @@ def _strip_leading_ones(value: Any) -> Any:
 def _copy_to(dst: Any, value: Any) -> None:
     """Write ``value`` (a number or a tensor broadcastable to ``dst``) into the view ``dst``."""
     if not isinstance(value, Tensor):
+        # PyTorch copies a number in as a 0-dim tensor, so an expanded dst is refused as copy_
+        # refuses it (fill_ alone would write it).
+        assert_no_internal_overlap(dst)
         A["fill_.Scalar"](dst, value)
         return
     if value._data.shape != dst._data.shape:

@@ -401,12 +401,20 @@ def max_dim(n, g, shape, dim, keepdim, indices):
 
 
 def _var_grad(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """PyTorch's var_backward: ``2 / (n - correction) * g * (self - mean)``."""
     c = 1 if correction is None else correction
     count = _reduced_count(tuple(self.shape), dim)
     gk = _unsqueeze_dims(g, self.dim(), dim, keepdim)
     mean_dims = None if dim is None or (not isinstance(dim, int) and len(dim) == 0) else dim
     m = self.mean() if mean_dims is None else self.mean(mean_dims, keepdim=True)
-    return gk * (self - m) * (2.0 / (count - c))
+    dof = count - c
+    if dof == 0 or (dof < 0 and (mean_dims is None or self.dim() == 0)):
+        if mean_dims is None or self.dim() == 0:
+            # No degrees of freedom over the whole tensor: 2 / 0 is inf, times (self - mean) is NaN
+            # where self equals the mean and inf elsewhere (PyTorch's exact choice).
+            return gk * T.full_like(self, math.inf).masked_fill(self == m, math.nan)
+        return gk * (self - m) * math.inf  # 2.0 / 0.0 in PyTorch's double arithmetic
+    return gk * (self - m) * (2.0 / dof)
 
 
 @rule("var", saves="self, dim, correction, keepdim")
@@ -416,7 +424,8 @@ def var(n, g, self, dim, correction, keepdim):
 
 @rule("std", saves="self, dim, correction, keepdim, result")
 def std(n, g, self, dim, correction, keepdim, result):
-    return (_var_grad(g / (2 * result), self, dim, correction, keepdim),)
+    # PyTorch's std_backward: a zero std (a constant input) passes a zero gradient, not 0 / 0.
+    return (_var_grad((g / (2 * result)).masked_fill(result == 0, 0), self, dim, correction, keepdim),)
 
 
 # ---- linear algebra ----------------------------------------------------------------------------

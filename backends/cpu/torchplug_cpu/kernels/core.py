@@ -206,16 +206,14 @@ def copy_into(dst: np.ndarray, data: Any) -> None:
 
 @TABLE.impl("aten::copy_")
 def copy_(self, src, non_blocking=False):
+    # (The memory-overlap checks PyTorch makes on self and src are the core's, made once for every
+    # backend before this runs; composites also copy_ into targets PyTorch lets them write.)
     dst = self._data
     if isinstance(src, Tensor):
         data = src._data if src._device is self._device else _host_data(src)
         if data.shape != dst.shape:
             check_broadcast_into(dst.shape, data.shape)
-        check_internal_overlap(dst)
-        if src._storage is self._storage:
-            check_partial_overlap(dst, data)
     else:  # a Python number
-        check_internal_overlap(dst)
         dst.fill(scalar_as(src, dst.dtype))
         return self
     copy_into(dst, data)
@@ -256,8 +254,8 @@ def check_scalar_fits(value: Any, dtype: D.dtype) -> None:
     if cat == 1:
         info = np.iinfo(dtype.numpy_dtype)
         v = value
-        if v != v:  # NaN: no overflow check, like PyTorch
-            return
+        if v != v:  # NaN has no integer value: c10's checked conversion refuses it
+            raise _overflow(dtype)
         if dtype is D.uint8:
             if v > info.max or (v < 0 and -v > info.max):
                 raise _overflow(dtype)

@@ -14,7 +14,7 @@ from torchplug._tensor import Storage, Tensor, _wrap_dim, make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C
-from .core import check_internal_overlap, fresh, scalar_as
+from .core import check_internal_overlap, check_scalar_fits, fresh, scalar_as
 
 TABLE = KernelTable("CPU")
 
@@ -185,6 +185,7 @@ def _scatter_into(self: Tensor, dim: int, index: Tensor, src: Any, *, add: bool 
     target = data.reshape(1) if data.ndim == 0 else data
     where, values = _scatter_target(data, idx, d, _host(src) if is_tensor else None)
     if not is_tensor:
+        check_scalar_fits(src, self._dtype)
         values = scalar_as(src, data.dtype)
     if add:
         np.add.at(target, where, values)
@@ -366,8 +367,47 @@ def index(self, indices):
     return _wrap(out if out.flags.c_contiguous else np.ascontiguousarray(out))
 
 
+def _masked_fill_mask(self: Tensor, indices: Any, values: Tensor) -> np.ndarray | None:
+    """PyTorch's canDispatchToMaskedFill: a one-element value (on the cpu) and one bool/uint8 mask as
+    the only index write as ``masked_fill_`` with ``values.item()``, converted to self's dtype (so its
+    dtype need not match).  Returns the mask broadcast to self's shape, or None for the general path."""
+    if values._data.size != 1 or values._device.type != C.CPU.type:
+        return None
+    shape = self._data.shape
+    mask = None
+    dim = 0
+    for index in indices:
+        if index is None:
+            dim += 1
+            continue
+        if index._dtype not in (D.bool_, D.uint8) or index._device != self._device or mask is not None:
+            return None
+        mask = index
+        msize = index._data.shape
+        if dim + len(msize) > len(shape):
+            return None  # too many indices: the general path says so
+        for j, size in enumerate(msize):
+            if size != shape[dim + j]:
+                raise IndexError(
+                    f"The shape of the mask {list(msize)} at index {j} does not match the shape of the indexed "
+                    f"tensor {list(shape)} at index {dim + j}"
+                )
+        dim += len(msize)
+    if mask is None:
+        return None
+    if mask._dtype is not D.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+    m = _host(mask)
+    return np.broadcast_to(m.reshape(m.shape + (1,) * (len(shape) - dim)), shape)
+
+
 def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool) -> None:
     data = self._data
+    if not accumulate:
+        mask = _masked_fill_mask(self, indices, values)
+        if mask is not None:
+            np.copyto(data, C.scalar_to(_host(values).item(), self._dtype), where=mask, casting="unsafe")
+            return
     if values._dtype is not self._dtype:
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match, got {CP.scalar_type_name(self._dtype)} for "
@@ -386,7 +426,7 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
             f"shape mismatch: value tensor of shape {list(vals.shape)} cannot be broadcast to indexing result of shape "
             f"{list(target_shape)}"
         ) from None
-    check_internal_overlap(data)
+    # (PyTorch only warns for an expanded self here; the core issues that warning.)
     if accumulate:
         np.add.at(data, parts, vals)
     else:

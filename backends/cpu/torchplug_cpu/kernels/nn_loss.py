@@ -87,6 +87,9 @@ def _gather(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
     w = weight._data.astype(cdt, copy=False)[safe] if weight is not None else np.ones(t.shape, cdt)
     w = np.where(valid, w, cdt.type(0))
     picked = x[np.arange(x.shape[0]), safe] if x.shape[0] else np.zeros(0, cdt)
+    # An ignored target contributes exactly 0, as in PyTorch, whatever its row holds: (-inf) * 0
+    # would be NaN, and masking logits with -inf is common.
+    picked = np.where(valid, picked, cdt.type(0))
     return picked, w, safe, valid
 
 
@@ -123,8 +126,8 @@ def _nll_forward(name, self, target, weight, reduction, ignore_index):
                 total = total / npdt.type(n)
             return fresh(np.asarray(total, npdt)), fresh(np.asarray(n, npdt))
     cdt = _cdt(dt)
-    picked, w, _, _ = _gather(self, target, weight, ignore_index, cdt)
-    losses = -picked * w
+    picked, w, _, valid = _gather(self, target, weight, ignore_index, cdt)
+    losses = np.where(valid, -(picked * w), cdt.type(0))  # an ignored target's loss is +0, as in PyTorch
     if reduction == 0:
         out_shape = self._data.shape[:1] if name == "nll_loss" and self._data.ndim == 2 else (
             target._data.shape if name != "nll_loss" else ())

@@ -13,7 +13,7 @@ from torchplug._tensor import Tensor, _wrap_dim
 from torchplug.library import KernelTable
 
 from .. import _common as C
-from .core import check_internal_overlap, fresh, scalar_as
+from .core import check_internal_overlap, check_scalar_fits, fresh, scalar_as
 from .index import _host, _scatter_checks, _scatter_target
 
 TABLE = KernelTable("CPU")
@@ -230,13 +230,14 @@ def _index_fill_into(out: Tensor, dim: int, index: Tensor, value: Any) -> None:
                 "dimension(s)."
             )
         value = _host(value)[()].item()
+    check_scalar_fits(value, out._dtype)
     idx = idx.reshape(-1)
     size = data.shape[d] if n else 1
     if idx.size:
         lo, hi = idx.min(), idx.max()
         if lo < -size or hi >= size:
             raise IndexError(f"index {int(lo if lo < -size else hi)} is out of bounds for dimension {d} with size {size}")
-    check_internal_overlap(data)
+    # (PyTorch only warns for an expanded self here; the core issues that warning.)
     target = data.reshape(1) if n == 0 else data
     target[(slice(None),) * d + (idx,)] = scalar_as(value, data.dtype)
 

@@ -49,12 +49,41 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+def _bilinear_checks(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    # PyTorch's checks, in its order and words.
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} and {input2.shape[i]}"
+            )
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected {weight.shape[0]}"
+        )
+
+
 @_export
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _bilinear_checks(input1, input2, weight, bias)
     out_f, in1, in2 = weight.shape
+    lead = list(input1.shape[:-1])
+    # Flattened as PyTorch flattens them (reshape(-1, features), which it refuses for 0 elements
+    # with 0 features), so the same inputs are accepted.
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
-    t = input1.matmul(w).reshape(*input1.shape[:-1], out_f, in2)
-    out = (t * input2.unsqueeze(-2)).sum(-1)
+    t = x1.matmul(w).reshape(x1.shape[0], out_f, in2)
+    out = (t * x2.unsqueeze(-2)).sum(-1).reshape(*lead, out_f)
     return out if bias is None else out + bias
 
 

@@ -1,0 +1,270 @@
+"""Regressions found by differential fuzzing against torch 2.13, each compared with the installed torch.
+
+Each case is ``fn(L)`` written once for both libraries (``L`` is ``torch`` or ``torchplug``).  The
+outcome must match: the same values (NaN where torch has NaN), or the same exception type and the
+same message start.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+
+import torchplug
+
+torch = pytest.importorskip("torch")
+
+INF, NAN = math.inf, math.nan
+
+
+def _run(fn, L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return "ok", fn(L)
+        except Exception as exc:  # noqa: BLE001 - the error is what is compared
+            return "raises", exc
+
+
+def _plain(value):
+    """Tensors (and tuples of them) as nested lists and shapes; NaN as a marker so == compares it."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist") and hasattr(value, "shape"):
+        flat = value.detach().reshape(-1).tolist()
+        return (tuple(value.shape), [("nan" if isinstance(v, float) and v != v else v) for v in flat])
+    return value
+
+
+def check_same(fn, *, message_chars=60, rel=1e-6):
+    t_kind, t_val = _run(fn, torch)
+    p_kind, p_val = _run(fn, torchplug)
+    if t_kind == "raises":
+        assert p_kind == "raises", f"torchplug returned {p_val!r}; torch raised {type(t_val).__name__}: {t_val}"
+        assert type(p_val).__name__ == type(t_val).__name__, (p_val, t_val)
+        theirs = str(t_val).replace("torch.", "torchplug.")[:message_chars]
+        assert str(p_val)[:message_chars] == theirs
+        return
+    assert p_kind == "ok", f"torchplug raised {type(p_val).__name__}: {p_val}; torch returned {t_val!r}"
+    ours, theirs = _plain(p_val), _plain(t_val)
+    assert _close(ours, theirs, rel), (ours, theirs)
+
+
+def _close(a, b, rel):
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y, rel) for x, y in zip(a, b))
+    return a == b
+
+
+def _grad(L, make, f):
+    x = make(L).requires_grad_()
+    f(L, x).sum().backward()
+    return x.grad
+
+
+# ---- nll_loss: an ignored target's -inf/+inf logit gives 0, not NaN ------------------------------------------
+_LOGITS = [[-INF, 0.0], [-0.5, -1.0], [INF, 2.0], [1.0, -INF]]
+
+
+def _nll(reduction, dtype="float32", weight=False):
+    def fn(L):
+        x = L.tensor(_LOGITS, dtype=getattr(L, dtype), requires_grad=True)
+        w = L.tensor([1.0, 2.0], dtype=getattr(L, dtype)) if weight else None
+        loss = L.nn.functional.nll_loss(x, L.tensor([0, 1, 0, 0]), weight=w, ignore_index=0, reduction=reduction)
+        (g,) = L.autograd.grad(loss.sum(), x)
+        return loss.float(), g.float()
+
+    return fn
+
+
+NLL = {
+    "issue_none": lambda L: L.nn.functional.nll_loss(
+        L.tensor([[-INF, 0.0], [-0.5, -1.0]]), L.tensor([0, 1]), ignore_index=0, reduction="none"
+    ),
+    **{f"{r}_{dt}{'_w' if w else ''}": _nll(r, dt, w)
+       for r in ("none", "mean", "sum") for dt in ("float32", "float64", "float16", "bfloat16") for w in (False, True)},
+    "spatial_none": lambda L: L.nn.functional.nll_loss(
+        L.tensor([[[[-INF]], [[0.0]]]]), L.tensor([[[0]]]), ignore_index=0, reduction="none"
+    ),
+    "cross_entropy_smoothing": lambda L: L.nn.functional.cross_entropy(
+        L.tensor(_LOGITS[:2] + [[1.0, 2.0]]), L.tensor([0, 1, 0]), ignore_index=0, label_smoothing=0.1,
+        reduction="none",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NLL))
+def test_nll_loss_ignored_infinite_logits(name):
+    check_same(NLL[name], rel=1e-3)
+
+
+# ---- var/std backward with no degrees of freedom ------------------------------------------------------------
+STD = {
+    "issue_std": lambda L: _grad(L, lambda L: L.ones(1), lambda L, x: x.std(0)),
+    "issue_var": lambda L: _grad(L, lambda L: L.ones(1), lambda L, x: x.var(0)),
+    "std_all_one_element": lambda L: _grad(L, lambda L: L.tensor([3.0]), lambda L, x: x.std()),
+    "var_0d": lambda L: _grad(L, lambda L: L.tensor(3.0), lambda L, x: x.var()),
+    "var_correction_2": lambda L: _grad(L, lambda L: L.tensor([3.0]), lambda L, x: x.var(0, correction=2)),
+    "var_all_correction_2": lambda L: _grad(L, lambda L: L.tensor([3.0, 4.0]), lambda L, x: x.var(correction=2)),
+    "std_constant": lambda L: _grad(L, lambda L: L.ones(3), lambda L, x: x.std()),
+    "std_constant_dim": lambda L: _grad(L, lambda L: L.ones(2, 3), lambda L, x: x.std(1)),
+    "std_ordinary": lambda L: _grad(L, lambda L: L.tensor([1.0, 2.0, 4.0]), lambda L, x: x.std(0)),
+    "std_mean": lambda L: _grad(L, lambda L: L.ones(1, 2), lambda L, x: L.std_mean(x, 0)[0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STD))
+def test_var_std_backward_without_degrees_of_freedom(name):
+    check_same(STD[name], rel=1e-5)
+
+
+# ---- matmul-family shapes with zero-sized dims --------------------------------------------------------------
+def _r(L, *shape):
+    n = math.prod(shape)
+    return L.arange(float(n)).reshape(*shape) / 7
+
+
+_MATMUL_SHAPES = [(0,), (3,), (0, 3), (3, 0), (2, 0), (0, 0), (2, 3), (3, 1), (2, 0, 3), (2, 3, 0), (0, 2, 3),
+                  (2, 3, 1), (1, 3, 2), (2, 1, 0, 3), (0, 3, 3), (3, 3)]
+ZERO = {
+    f"matmul_{a}_{b}": (lambda a, b: lambda L: L.matmul(_r(L, *a), _r(L, *b)))(a, b)
+    for a in _MATMUL_SHAPES for b in _MATMUL_SHAPES if 0 in a + b
+}
+ZERO.update({
+    "issue_linear": lambda L: L.nn.functional.linear(L.zeros(3, 2, 0), L.zeros(0, 0)),
+    "linear_bias": lambda L: L.nn.functional.linear(_r(L, 3, 2, 0), _r(L, 4, 0), _r(L, 4)),
+    "linear_no_batch": lambda L: L.nn.functional.linear(_r(L, 0, 5), _r(L, 4, 5), _r(L, 4)),
+    "linear_no_features": lambda L: L.nn.functional.linear(_r(L, 2, 5), _r(L, 0, 5), _r(L, 0)),
+    "mm": lambda L: L.mm(_r(L, 2, 0), _r(L, 0, 3)),
+    "addmm": lambda L: L.addmm(_r(L, 2, 3), _r(L, 2, 0), _r(L, 0, 3)),
+    "addmm_vector_bias": lambda L: L.addmm(_r(L, 3), _r(L, 2, 0), _r(L, 0, 3)),
+    "bmm": lambda L: L.bmm(_r(L, 2, 3, 0), _r(L, 2, 0, 4)),
+    "baddbmm": lambda L: L.baddbmm(_r(L, 2, 3, 4), _r(L, 2, 3, 0), _r(L, 2, 0, 4)),
+    "addbmm": lambda L: L.addbmm(_r(L, 3, 4), _r(L, 0, 3, 3), _r(L, 0, 3, 4)),
+    "mv": lambda L: L.mv(_r(L, 2, 0), _r(L, 0)),
+    "addmv": lambda L: L.addmv(_r(L, 0), _r(L, 0, 3), _r(L, 3)),
+    "einsum_batched": lambda L: L.einsum("bij,bjk->bik", _r(L, 2, 0, 3), _r(L, 2, 3, 1)),
+    "einsum_contract_empty": lambda L: L.einsum("ij,jk->ik", _r(L, 2, 0), _r(L, 0, 3)),
+    "einsum_ellipsis": lambda L: L.einsum("...ij,...jk", _r(L, 2, 0, 3), _r(L, 3, 4)),
+    "tensordot": lambda L: L.tensordot(_r(L, 2, 0, 3), _r(L, 0, 3, 4), 2),
+    "multi_dot": lambda L: L.linalg.multi_dot([_r(L, 2, 0), _r(L, 0, 3), _r(L, 3, 4)]),
+    # torch flattens bilinear's inputs with reshape(-1, features): refused for 0 elements and 0 features
+    "bilinear_no_features": lambda L: L.nn.functional.bilinear(_r(L, 5, 0), _r(L, 5, 3), _r(L, 4, 0, 3), _r(L, 4)),
+    "bilinear_no_batch": lambda L: L.nn.functional.bilinear(_r(L, 0, 2), _r(L, 0, 3), _r(L, 4, 2, 3), _r(L, 4)),
+    "bilinear_3d": lambda L: L.nn.functional.bilinear(_r(L, 2, 5, 2), _r(L, 2, 5, 3), _r(L, 4, 2, 3), _r(L, 4)),
+    "bilinear_batch_mismatch": lambda L: L.nn.functional.bilinear(_r(L, 5, 2), _r(L, 4, 3), _r(L, 4, 2, 3)),
+    # matmul's fold of a 1-d/2-d operand times a batch: torch's mv error for the transposed batch
+    "matmul_fold_transposed_error": lambda L: L.matmul(_r(L, 3), _r(L, 2, 4, 5).transpose(0, 1)),
+    "matmul_batch_error": lambda L: L.matmul(_r(L, 2, 3), _r(L, 2, 4, 5)),
+})
+
+
+@pytest.mark.parametrize("name", sorted(ZERO))
+def test_zero_size_products(name):
+    check_same(ZERO[name], message_chars=200)
+
+
+def test_matmul_fold_keeps_values():
+    a = torch.randn(3, 4, 5, dtype=torch.float64)
+    b = torch.randn(5, 2, dtype=torch.float64)
+    for x, y in [(a, b), (a.transpose(0, 1), b), (b.t(), a.transpose(1, 2)), (a[0, :, 0], a), (a[0], a.transpose(1, 2))]:
+        ours = torchplug.matmul(torchplug.tensor(x.numpy()), torchplug.tensor(y.numpy()))
+        assert tuple(ours.shape) == tuple(torch.matmul(x, y).shape)
+        assert torch.allclose(torch.tensor(ours.numpy()), torch.matmul(x, y))
+
+
+# ---- numbers an integer tensor cannot hold ------------------------------------------------------------------
+def _set(dtype, index, value):
+    def fn(L):
+        x = L.zeros(3, dtype=getattr(L, dtype))
+        x[index(L) if callable(index) else index] = value
+        return x
+
+    return fn
+
+
+CONVERT = {
+    "issue_setitem_nan": _set("int64", 0, NAN),
+    "setitem_nan_int32": _set("int32", 0, NAN),
+    "setitem_inf": _set("int64", 0, INF),
+    "setitem_slice_nan": _set("int64", slice(0, 2), NAN),
+    "setitem_ellipsis_nan": _set("int64", Ellipsis, NAN),
+    "setitem_index_nan": _set("int64", lambda L: L.tensor([0]), NAN),
+    "setitem_mask_nan": _set("int64", lambda L: L.tensor([True, False, True]), NAN),
+    "setitem_uint8_300": _set("uint8", 0, 300),
+    "setitem_uint8_minus_1": _set("uint8", 0, -1),
+    "setitem_int_beyond_int64": _set("int64", 0, 2**63),
+    "setitem_float16_overflows_to_inf": _set("float16", 0, 1e40),
+    "setitem_float16_rounds_to_max": _set("float16", 0, 65519.0),
+    "setitem_bfloat16_overflow": _set("bfloat16", lambda L: L.tensor([0]), -1e40),
+    "setitem_float32_overflow": _set("float32", 0, 1e40),
+    "setitem_bool_nan": _set("bool", 0, NAN),
+    "fill_nan": lambda L: L.zeros(3, dtype=L.int64).fill_(NAN),
+    "full_nan": lambda L: L.full((2,), NAN, dtype=L.int64),
+    "full_like_nan": lambda L: L.full_like(L.zeros(2, dtype=L.int64), NAN),
+    "new_full_nan": lambda L: L.zeros(2, dtype=L.int64).new_full((2,), NAN),
+    "full_float16_inf": lambda L: L.full((1,), 1e40, dtype=L.float16),
+    "full_like_float16_refused": lambda L: L.full_like(L.zeros(2, dtype=L.float16), 1e40),
+    "index_fill_nan": lambda L: L.zeros(3, dtype=L.int64).index_fill_(0, L.tensor([0]), NAN),
+    "index_fill_uint8_300": lambda L: L.zeros(3, dtype=L.uint8).index_fill_(0, L.tensor([0]), 300),
+    "scatter_value_nan": lambda L: L.zeros(3, dtype=L.int64).scatter_(0, L.tensor([0]), NAN),
+    "scalar_tensor_nan": lambda L: L.scalar_tensor(NAN, dtype=L.int64),
+    "scalar_tensor_float32_overflow": lambda L: L.scalar_tensor(1e40, dtype=L.float32),
+    "scalar_tensor_float16_inf": lambda L: L.scalar_tensor(1e40, dtype=L.float16),
+    "tensor_nan_int64": lambda L: L.tensor([NAN], dtype=L.int64),
+    "tensor_inf_int32": lambda L: L.tensor(INF, dtype=L.int32),
+    "tensor_uint8_300": lambda L: L.tensor([300], dtype=L.uint8),
+    "tensor_uint8_minus_1": lambda L: L.tensor([-1], dtype=L.uint8),
+    "tensor_uint8_minus_1_5": lambda L: L.tensor([-1.5], dtype=L.uint8),
+    "tensor_int8_127_9": lambda L: L.tensor([127.9], dtype=L.int8),
+    "tensor_nested_nan": lambda L: L.tensor([[1, 2], [3, NAN]], dtype=L.int64),
+    "tensor_beyond_int64": lambda L: L.tensor([2**63]),
+    "tensor_beyond_int64_as_float": lambda L: L.tensor([2**63], dtype=L.float32),
+    "tensor_float32_overflow_is_inf": lambda L: L.tensor([1e40], dtype=L.float32),
+    "tensor_complex_to_int": lambda L: L.tensor([1 + 0j], dtype=L.int64),
+    "tensor_complex_to_float": lambda L: L.tensor([1 + 2j], dtype=L.float32),
+    "tensor_nan_bool": lambda L: L.tensor([NAN], dtype=L.bool),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERT))
+def test_number_conversion_into_dtype(name):
+    check_same(CONVERT[name])
+
+
+# ---- index_put_ with one mask and a one-element value: masked_fill_ (any value dtype) ------------------------
+def _put(index, value, dtype="float32"):
+    def fn(L):
+        x = L.tensor([[1.0, -1.0], [2.0, -3.0]], dtype=getattr(L, dtype))
+        x[index(L) if callable(index) else index] = value(L)
+        return x
+
+    return fn
+
+
+_MASK = lambda L: L.tensor([[True, False], [False, True]])  # noqa: E731
+_ROWS = lambda L: L.tensor([True, False])  # noqa: E731
+MASKED = {
+    "issue_mask_int32_0d": _put(_MASK, lambda L: L.tensor(1, dtype=L.int32)),
+    "mask_int64_0d": _put(_MASK, lambda L: L.tensor(5)),
+    "mask_one_element_1d": _put(_MASK, lambda L: L.tensor([7], dtype=L.int32)),
+    "mask_bool_value": _put(_MASK, lambda L: L.tensor(True)),
+    "row_mask_broadcast": _put(_ROWS, lambda L: L.tensor(3, dtype=L.int32)),
+    "int_self_float_value_truncates": _put(_MASK, lambda L: L.tensor(2.7), dtype="int64"),
+    "complex_value_refused": _put(_MASK, lambda L: L.tensor(1 + 1j)),
+    "mask_shape_mismatch": _put(lambda L: L.tensor([True, False, True]), lambda L: L.tensor(1.0)),
+    # the general index_put_ path still wants matching dtypes
+    "mask_two_elements": _put(_MASK, lambda L: L.tensor([7, 8], dtype=L.int32)),
+    "int_index_0d": _put(lambda L: L.tensor([0]), lambda L: L.tensor(9, dtype=L.int32)),
+    "direct_index_put_mask": lambda L: L.zeros(2).index_put_((L.tensor([True, False]),), L.tensor(1, dtype=L.int32)),
+    "direct_index_put_int": lambda L: L.zeros(2).index_put_((L.tensor([0]),), L.tensor(1, dtype=L.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+def test_index_put_one_mask_one_value_is_masked_fill(name):
+    check_same(MASKED[name], message_chars=200)

@@ -1,0 +1,232 @@
+"""The documented divergences from torch the fuzz suite tolerates: each with a reason and a torch reference.
+
+torch answers that vary with its CPU dispatch level (gelu(+inf)) are corrected before comparing, in
+:mod:`torchplug.testing.reference_quirks` (shared with the conformance suite), not listed here.
+
+Two kinds of entry:
+
+- ``known_defect=True``: an open torchplug defect that is being fixed; the entry goes when the fix
+  lands (the fuzz report lists entries that no longer match anything).
+- ``known_defect=False``: a deliberate, documented divergence or a torch value that is not a
+  reliable reference (it varies with torch's CPU dispatch level).
+
+An entry matches an outcome by op name, category, the beginning of torch's and/or torchplug's
+error (``"RuntimeError: unsupported operation"``) and an optional predicate over the case.
+Keep the list small and each entry precise: a broad entry hides new defects.
+"""
+
+from __future__ import annotations
+
+import cmath
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._spec import Call, TensorSpec, spec_data
+
+__all__ = ["Allowance", "ALLOWED"]
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """One tolerated divergence.
+
+    Args:
+        id: short unique name (shown in reports).
+        ops: the fuzz op names it applies to.
+        categories: among ``silent_accept``, ``type_mismatch``, ``torchplug_only_raise``, ``value_mismatch``.
+        reason: what differs and why it is tolerated.
+        reference: where torch documents or implements its behaviour.
+        known_defect: an open torchplug defect (remove the entry once fixed).
+        torch_error: torch's error must start with this (``"IndexError: index"``).
+        ours_error: torchplug's error must start with this.
+        detail: the outcome's detail must contain this.
+        ours_error/torch_error/detail may be tuples: any of them.
+        when: a predicate over the case.
+        devices: devices it applies to (None: all).
+    """
+
+    id: str
+    ops: tuple[str, ...]
+    categories: tuple[str, ...]
+    reason: str
+    reference: str
+    known_defect: bool = False
+    torch_error: str | tuple[str, ...] | None = None
+    ours_error: str | tuple[str, ...] | None = None
+    detail: str | tuple[str, ...] | None = None
+    when: Callable[[Call], bool] | None = None
+    devices: tuple[str, ...] | None = None
+
+    def matches(self, op: str, outcome: Any, call: Call, device: str) -> bool:
+        """True if this entry covers ``outcome`` (of ``call`` to ``op`` on ``device``)."""
+        return (op in self.ops and outcome.category in self.categories
+                and (self.devices is None or device in self.devices)
+                and (self.torch_error is None or outcome.torch_error.startswith(self.torch_error))
+                and (self.ours_error is None or outcome.ours_error.startswith(self.ours_error))
+                and (self.detail is None or any(d in outcome.detail for d in _tuple(self.detail)))
+                and (self.when is None or bool(self.when(call))))
+
+
+def _tuple(x: str | tuple[str, ...]) -> tuple[str, ...]:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _nonfinite(call: Call) -> bool:
+    """The case's tensors hold nan/inf."""
+    return any(t.special for t in call.tensors())
+
+
+def _first(call: Call) -> TensorSpec | None:
+    return call.args[0] if call.args and isinstance(call.args[0], TensorSpec) else None
+
+
+def _zero_dim(call: Call) -> bool:
+    """The first argument is a 0-d tensor."""
+    first = _first(call)
+    return first is not None and first.shape == ()
+
+
+def _complex_nonfinite(call: Call) -> bool:
+    """Complex tensors meet a nan/inf (a Python scalar or a tensor's value)."""
+    numbers = [v for v in (*call.args, *call.kwargs.values()) if isinstance(v, (float, complex))]
+    return any(t.dtype.startswith("complex") for t in call.tensors()) and (
+        _nonfinite(call) or any(not cmath.isfinite(v) for v in numbers))
+
+
+def _at_zero_or_one(call: Call) -> bool:
+    """The first argument holds a 0 or a 1 (where binary_cross_entropy's gradient clamps)."""
+    first = _first(call)
+    return first is not None and bool(np.isin(spec_data(first).astype(np.float64), (0.0, 1.0)).any())
+
+
+def _scalar_other(call: Call) -> bool:
+    """The second argument is a Python number."""
+    return len(call.args) > 1 and isinstance(call.args[1], (bool, int, float, complex))
+
+
+_BINARY_AND_POW = ("add", "sub", "mul", "div", "pow", "where", "Tensor.add_", "Tensor.mul_", "Tensor.div_", "eq")
+NUMERICAL_ACCURACY = "https://pytorch.org/docs/stable/notes/numerical_accuracy.html"
+
+ALLOWED: list[Allowance] = [
+    # ---- permanent: torch's value is not a reliable reference -------------------------------------------------
+    Allowance(
+        "gemm-nonfinite", ("conv1d", "conv2d", "linear", "matmul", "mm", "bmm"), ("value_mismatch",),
+        "nan/inf through a matrix product: torch's BLAS/oneDNN kernels give no nan/inf propagation contract "
+        "(which products a kernel skips or reorders decides between inf and nan)",
+        f"{NUMERICAL_ACCURACY} (Extremal values; Non-finite values)", when=_nonfinite),
+    Allowance(
+        "complex-nonfinite", ("add", "sub", "mul", "div", "Tensor.add_", "Tensor.mul_", "Tensor.div_", "pow", "sum",
+                              "mean", "prod", "cumsum", "cumprod", "matmul", "mm", "bmm"), ("value_mismatch",),
+        "complex arithmetic meeting nan/inf: torch's vectorized and scalar complex kernels differ among themselves "
+        "((inf+0j) * (1+0j) is inf+nanj in one, inf+0j in the other)", f"{NUMERICAL_ACCURACY} (Extremal values)",
+        when=_complex_nonfinite),
+    Allowance(
+        "no-complex32", tuple(_BINARY_AND_POW), ("value_mismatch",),
+        "torchplug has no complex32: float16 meeting a complex number promotes to complex64 (torch: complex32, "
+        "whose support torch calls experimental)",
+        "torch warns 'ComplexHalf support is experimental'; torchplug/_dtype.py promote_types",
+        detail="dtype complex64 != torch's complex32"),
+    # ---- known open defects (being fixed) --------------------------------------------------------------------
+    Allowance(
+        "scalar-other", ("maximum", "minimum", "atan2", "logical_and"), ("silent_accept", "type_mismatch"),
+        "torchplug accepts a Python number as `other` where torch's signature takes only a Tensor "
+        "(maximum(t, 2); also atan2, logical_and)",
+        "torch.maximum(input, other: Tensor): TypeError 'argument 'other' (position 2) must be Tensor, not int'",
+        known_defect=True, torch_error="TypeError: ", when=_scalar_other),
+    Allowance(
+        "clamp-mixed-bounds", ("clamp",), ("silent_accept",),
+        "clamp with one Python-number bound and one tensor bound that is not 0-d: torch's argument parser "
+        "matches neither clamp(Tensor, Tensor?, Tensor?) nor clamp(Tensor, Scalar?, Scalar?); torchplug runs it",
+        "TypeError 'clamp() received an invalid combination of arguments - got (Tensor, max=Tensor, min=int)'",
+        known_defect=True, torch_error="TypeError: clamp() received an invalid combination"),
+    Allowance(
+        "index-out-of-range-type", ("index_select", "embedding", "index_add"), ("type_mismatch",),
+        "an out-of-range index raises RuntimeError in torchplug, IndexError in torch",
+        "aten/src/ATen/native/TensorAdvancedIndexing.cpp index_select_out_cpu_: TORCH_CHECK_INDEX "
+        "'index out of range in self'", known_defect=True, torch_error="IndexError: index out of range in self"),
+    Allowance(
+        "bool-topk-kthvalue", ("topk", "kthvalue"), ("silent_accept",),
+        "topk/kthvalue of a bool tensor: torch rejects it on CPU, torchplug computes it",
+        "torch.topk: RuntimeError 'topk does not support bool dtypes on CPU'; kthvalue: NotImplementedError "
+        "'\"kthvalue_cpu\" not implemented for 'Bool''", known_defect=True,
+        torch_error=("RuntimeError: topk does not support bool", 'NotImplementedError: "kthvalue_cpu" not implemented')),
+    Allowance(
+        "avg-pool-int", ("avg_pool2d",), ("silent_accept",),
+        "avg_pool2d of an integer tensor: torch has no integer CPU kernel, torchplug computes it",
+        "NotImplementedError '\"avg_pool2d\" not implemented for 'Byte''", known_defect=True,
+        torch_error='NotImplementedError: "avg_pool2d" not implemented for'),
+    Allowance(
+        "sum-int-grad", ("sum", "prod"), ("silent_accept",),
+        "sum/prod(x, dtype=<integer or bool>) of a tensor that requires grad: torch refuses an integral result "
+        "in autograd, torchplug returns it", "RuntimeError 'Autograd not support dtype: Int'", known_defect=True,
+        torch_error="RuntimeError: Autograd not support dtype"),
+    Allowance(
+        "zero-dim-dims", ("transpose", "flatten", "permute", "movedim"), ("silent_accept",),
+        "a 0-d tensor accepts any dim in transpose/flatten/permute (torch: only -1 and 0)",
+        "IndexError 'Dimension out of range (expected to be in range of [-1, 0], but got 3)'", known_defect=True,
+        torch_error="IndexError: Dimension out of range", when=_zero_dim),
+    Allowance(
+        "nll-ignore-nonfinite", ("nll_loss", "cross_entropy"), ("value_mismatch",),
+        "nan/-inf log-probabilities at ignored targets leak into the loss (torchplug multiplies them by a "
+        "zero weight instead of skipping them)",
+        "aten/src/ATen/native/LossNLL.cpp nll_loss_out_frame skips ignore_index targets", known_defect=True,
+        when=lambda call: _nonfinite(call) and "ignore_index" in call.kwargs),
+    # ---- open defects found by the fuzzer (reported; remove each entry with its fix) --------------------------
+    Allowance(
+        "dtype-coverage", ("round", "cumsum", "cumprod", "max_pool1d", "max_pool2d", "mse_loss", "l1_loss", "conv1d",
+                           "conv2d", "pad"), ("silent_accept",),
+        "torchplug computes dtypes torch's CPU kernels do not implement (round(decimals=) of integers, cumsum/"
+        "cumprod to bool, integer pooling/convolution, integer and complex mse_loss, bool replicate padding)",
+        "NotImplementedError '\"round_vml_cpu\" not implemented for 'Int'' and the like (AT_DISPATCH lists)",
+        known_defect=True, torch_error='NotImplementedError: "'),
+    Allowance(
+        "not-implemented-type", ("mse_loss", "arange"), ("type_mismatch",),
+        "for a dtype torch's kernel does not implement (NotImplementedError), torchplug's own check raises "
+        "RuntimeError (mse_loss of integers or bool, arange(dtype=bool))",
+        "NotImplementedError '\"mse_cpu\" not implemented for 'Int''", known_defect=True,
+        torch_error='NotImplementedError: "', ours_error="RuntimeError: "),
+    Allowance(
+        "index-dtype", ("Tensor.index_put", "cross_entropy", "nll_loss", "setitem"), ("silent_accept",),
+        "torchplug accepts index/target dtypes torch rejects (int16 indices, uint8 class targets, uint8 masks "
+        "in x[mask] = v)",
+        "IndexError 'tensors used as indices must be long, int, byte or bool tensors'; RuntimeError 'expected "
+        "scalar type Long but found Byte'; RuntimeError 'masked_fill_ only supports boolean masks'",
+        known_defect=True, torch_error=("IndexError: tensors used as indices must be",
+                                        "RuntimeError: expected scalar type Long but found",
+                                        "RuntimeError: masked_fill_ only supports boolean masks")),
+    Allowance(
+        "index-select-0d", ("index_select",), ("silent_accept",),
+        "index_select of a 0-d tensor with an index of other than one element returns a result",
+        "RuntimeError 'index_select(): Index to scalar can have only 1 value, got 0 value(s)'", known_defect=True,
+        torch_error="RuntimeError: index_select(): Index to scalar can have only 1 value"),
+    Allowance(
+        "fill-overflow", ("full", "full_like", "pad", "masked_fill"), ("silent_accept",),
+        "a fill value outside the dtype's range (-1.5 into uint8) wraps instead of raising",
+        "RuntimeError 'value cannot be converted to type uint8_t without overflow'", known_defect=True,
+        torch_error="RuntimeError: value cannot be converted to type"),
+    Allowance(
+        "adaptive-pool-empty-backward", ("adaptive_avg_pool2d",), ("silent_accept",),
+        "the backward of adaptive_avg_pool2d with an empty output runs (torch rejects it)",
+        "RuntimeError 'adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch "
+        "dimensions'", known_defect=True, torch_error="RuntimeError: adaptive_avg_pool2d_backward(): Expected grad_output"),
+    Allowance(
+        "adaptive-pool-nonfinite", ("adaptive_avg_pool2d",), ("value_mismatch",),
+        "a nan/inf in the input of adaptive_avg_pool2d turns windows that do not contain it (or contain only "
+        "infinities of one sign) into nan",
+        "aten/src/ATen/native/cpu/AdaptiveAvgPoolKernel.cpp averages each window separately", known_defect=True,
+        when=_nonfinite),
+    Allowance(
+        "softmax-grad-nan", ("log_softmax", "softmax"), ("value_mismatch",),
+        "the input gradient of (log_)softmax at a nan input is finite (torch: nan)",
+        "aten/src/ATen/native/SoftMax.cpp log_softmax_backward: grad - exp(output) * sum(grad)", known_defect=True,
+        detail="grad", when=_nonfinite),
+    Allowance(
+        "bce-grad-eps", ("binary_cross_entropy",), ("value_mismatch",),
+        "the input gradient of binary_cross_entropy at an input of exactly 0 or 1 divides by the clamp 1e-12 "
+        "rounded to float32 (a 4e-9 relative error in float64; torch clamps with the double 1e-12)",
+        "aten/src/ATen/native/Loss.cpp binary_cross_entropy_backward_out_cpu: EPSILON = 1e-12",
+        known_defect=True, detail="grad", when=_at_zero_or_one),
+]

@@ -57,27 +57,35 @@ def test_accelerator_api_without_accelerator():
     assert out["cpu_stream"] == ["cpu", True]
 
 
-def test_current_accelerator_initialises_nothing():
-    """Registration alone answers: no runtime method is called (fork safety)."""
+def test_current_accelerator_asks_only_availability():
+    """The choice asks is_available() (as torch.cuda.is_available() does), most preferred first,
+    and nothing else of a runtime: no device is selected, counted or initialised."""
     calls = []
 
     class Spy:
-        def __getattr__(self, name):
-            def method(*args):
-                calls.append(name)
-                return {"is_available": True, "device_count": 1, "current_device": 0}.get(name)
-            if name in ("is_available", "device_count", "current_device", "set_device", "synchronize"):
-                return method
-            raise AttributeError(name)
+        def __init__(self, name, available):
+            self.name, self.available = name, available
 
-    b = _toy("spydev", priority=1000, runtime=Spy())
+        def __getattr__(self, attr):
+            def method(*args):
+                calls.append((self.name, attr))
+                return {"is_available": self.available, "device_count": 1, "current_device": 0}.get(attr)
+            if attr in ("is_available", "device_count", "current_device", "set_device", "synchronize", "init"):
+                return method
+            raise AttributeError(attr)
+
+    top = _toy("spytop", priority=1001, runtime=Spy("spytop", False))
+    nxt = _toy("spynext", priority=1000, runtime=Spy("spynext", True))
+    low = _toy("spylow", priority=999, runtime=Spy("spylow", True))
     try:
-        assert accelerator.current_accelerator() == torch.device("spydev")
-        assert calls == []
-        assert accelerator.current_accelerator(check_available=True) == torch.device("spydev")
-        assert calls == ["is_available"]
+        assert accelerator.current_accelerator() == torch.device("spynext")
+        assert calls == [("spytop", "is_available"), ("spynext", "is_available")]
+        calls.clear()
+        assert accelerator.current_accelerator(check_available=True) == torch.device("spynext")
+        assert {attr for _, attr in calls} == {"is_available"}
     finally:
-        unregister_backend(b.device_type)
+        for b in (top, nxt, low):
+            unregister_backend(b.device_type)
 
 
 # ---- priority -----------------------------------------------------------------------------------------------
@@ -251,8 +259,10 @@ def test_get_device_module():
     with pytest.raises(RuntimeError, match="Unknown device type 'nosuch'"):
         torch.get_device_module("nosuch")
     acc = accelerator.current_accelerator()
-    expected = torch.cpu if acc is None else registered_backends()[acc.type].device_module
+    expected = torch.cpu if acc is None else getattr(torch, acc.type)  # what the backend exposed (torchplug.cuda)
     assert torch.get_device_module() is expected
+    assert torch.get_device_module("xpu") is torch.xpu  # well known: a placeholder, as torch.xpu on any build
+    assert torch.get_device_module("xpu").is_available() is False
 
 
 def test_accelerator_all_names_exist():

@@ -39,8 +39,9 @@ from ._creation import (  # noqa: E402
 )
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._dtype import (  # noqa: E402
-    bfloat16, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float16, float32, float64,
-    get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    bfloat16, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float8_e4m3fn, float8_e5m2,
+    float16, float32, float64, get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types,
+    set_default_dtype, short, uint8,
 )
 from ._dtype import bool_ as bool  # noqa: E402, A001
 from ._dtype import float as float  # noqa: E402, A001
@@ -52,6 +53,16 @@ from ._random import Generator, default_generator, get_rng_state, initial_seed, 
 from ._tensor import Size, Tensor  # noqa: E402
 from . import library, plugins  # noqa: E402
 from ._introspect import explain, result_type  # noqa: E402
+from ._compile import compile  # noqa: E402, A004  (eager: see torchplug._compile)
+from ._flags import (  # noqa: E402
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from ._legacy_types import host_tensor_types as _host_tensor_types  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
+
+globals().update(_host_tensor_types())  # FloatTensor, LongTensor, ... (PyTorch's legacy typed constructors)
 
 inf = _math.inf
 nan = _math.nan

@@ -34,12 +34,15 @@ def doctor_report() -> str:
     lines.append("Device types:")
     backends = registered_backends()
     if not backends:
-        lines.append("  (none: install a backend, e.g. pip install torchplug-cpu)")
+        from torchplug._backends import install_command
+
+        lines.append(f"  (none: install a backend, e.g. {install_command('cpu')})")
     for name, b in backends.items():
         kind = "host" if b.is_host else ("no data" if not b.has_data else "device")
         lines.append(
             f"  {name:<8} key={b.key_name:<6} {kind:<8} {_availability(b):<12} from plugin {b.plugin!r} ({b.distribution or '-'})"
         )
+    lines.extend(_missing_device_types(backends))
     lines.append("")
     lines.extend(_accelerator_section())
     lines.append("")
@@ -69,6 +72,19 @@ def doctor_report() -> str:
     lines.append("")
     lines.extend(_autocast_section())
     return "\n".join(lines)
+
+
+def _missing_device_types(backends: dict[str, object]) -> list[str]:
+    """Well-known device types without a backend: torchplug.<type> answers as a placeholder."""
+    from torchplug._backends import WELL_KNOWN_DEVICE_TYPES
+    from torchplug._device_placeholder import missing_backend_message
+
+    missing = [t for t in WELL_KNOWN_DEVICE_TYPES if t not in backends]
+    if not missing:
+        return []
+    lines = ["Well-known device types without a backend (torchplug.<type> is a placeholder; is_available() is False):"]
+    lines.extend(f"  {t:<8} {missing_backend_message(t)}" for t in missing)
+    return lines
 
 
 def _custom_ops_section(dispatcher: object) -> list[str]:
@@ -136,12 +152,19 @@ def _accelerator_section() -> list[str]:
         else:
             reason = getattr(b.runtime, "unavailable_reason", None)
             state = "unavailable" + (f": {reason()}" if reason is not None else "")
+            if not b.could_be_available():
+                state += f" [cannot exist on {sys.platform}: only on {', '.join(b.platforms)}]"
         lines.append(f"  {t:<8} priority={b.accelerator_priority:<4} {state}")
-    override = accelerator.get_accelerator_priority()
-    env = os.environ.get(accelerator.ENV_VAR, "")
-    how = f"set_accelerator_priority({override})" if override is not None else (
-        f"{accelerator.ENV_VAR}={env}" if env else "backend priorities")
-    lines.append(f"Current accelerator: {_safe(accelerator.current_accelerator)}   (chosen by {how})")
+    order_how = (f"set_accelerator_priority({accelerator.get_accelerator_priority()})"
+                 if accelerator.get_accelerator_priority() is not None else
+                 f"{accelerator.ENV_VAR}={os.environ[accelerator.ENV_VAR]}" if os.environ.get(accelerator.ENV_VAR)
+                 else "backend priorities")
+    try:
+        current, why = accelerator.current_accelerator_choice()
+        shown = "None" if current is None else f"{current}" + ("" if accelerator.is_available() else " (not available)")
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
+        shown, why = f"<failed: {type(exc).__name__}: {exc}>", "-"
+    lines.append(f"Current accelerator: {shown}   ({why}; order from {order_how})")
     lines.append("")
     lines.append("Allocators (device 0):")
     for t, b in backends.items():
@@ -214,13 +237,17 @@ def op_report(name: str) -> str:
 
 
 def demo() -> str:
-    """A short tensor demo on every registered device."""
+    """A short tensor demo on every registered device that can be used now (the others say why not)."""
     import torchplug as torch
     from torchplug._backends import registered_backends
 
     out = []
-    for name in registered_backends():
+    for name, backend in registered_backends().items():
         out.append(f"--- device {name!r}")
+        if not _usable(backend):
+            reason = getattr(backend.runtime, "unavailable_reason", None)
+            out.append("skipped: the device is not available" + (f" ({reason()})" if reason is not None else ""))
+            continue
         try:
             x = torch.arange(6, dtype=torch.float32, device=name).reshape(2, 3)
             y = (x * 2 + 1).sum(dim=1)
@@ -230,6 +257,13 @@ def demo() -> str:
         except Exception as exc:  # noqa: BLE001 - the demo reports, it does not crash
             out.append(f"demo failed: {type(exc).__name__}: {exc}")
     return "\n".join(out)
+
+
+def _usable(backend: object) -> bool:
+    try:
+        return bool(backend.runtime.is_available())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a broken driver means "not available"
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

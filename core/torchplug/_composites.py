@@ -24,6 +24,7 @@ _TORCH_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
 }
 
 

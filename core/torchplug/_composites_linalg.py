@@ -434,15 +434,18 @@ def _contract(a: Tensor, la: list[Any], b: Tensor, lb: list[Any], keep: set[Any]
 
 
 def _einsum_path(labels: list[list[Any]], ops: list[Tensor], out: list[Any]) -> list[tuple[int, int]]:
-    """Pairwise contraction order from opt_einsum (left to right when it is not installed or declines)."""
+    """Pairwise contraction order from opt_einsum (left to right when it is not installed, is disabled
+    with ``torchplug.backends.opt_einsum.enabled = False``, or declines)."""
     n = len(ops)
     left_to_right = [(0, 1)] * (n - 1)
     if n <= 2:
         return left_to_right
-    try:
-        import opt_einsum
-    except ImportError:
+    from .backends.opt_einsum import get_opt_einsum, path_strategy
+
+    strategy = path_strategy()  # torchplug.backends.opt_einsum: None when disabled or not installed
+    if strategy is None:
         return left_to_right
+    opt_einsum = get_opt_einsum()
     symbols: dict[Any, str] = {}
     for labs in labels + [out]:
         for lab in labs:
@@ -450,7 +453,7 @@ def _einsum_path(labels: list[list[Any]], ops: list[Tensor], out: list[Any]) -> 
                 symbols[lab] = opt_einsum.get_symbol(len(symbols))
     eq = ",".join("".join(symbols[lab] for lab in labs) for labs in labels) + "->" + "".join(symbols[lab] for lab in out)
     try:
-        path, _ = opt_einsum.contract_path(eq, *[tuple(t.shape) for t in ops], shapes=True, optimize="auto")
+        path, _ = opt_einsum.contract_path(eq, *[tuple(t.shape) for t in ops], shapes=True, optimize=strategy)
     except Exception:  # noqa: BLE001 - opt_einsum rejects some broadcasts torch accepts: keep going without it
         return left_to_right
     return [tuple(sorted(p)) for p in path if len(p) == 2] if all(len(p) == 2 for p in path) else left_to_right

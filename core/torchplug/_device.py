@@ -141,7 +141,9 @@ def _host_device() -> device:
     for b in registered_backends().values():
         if b.is_host:
             return device(b.device_type)
+    from ._backends import install_hint
+
     raise RuntimeError(
-        "No backend is installed, so tensors have nowhere to live. Install one, e.g. "
-        "pip install torchplug-cpu (and check `python -m torchplug` for plugins that failed to load)."
+        f"No backend is installed, so tensors have nowhere to live. {install_hint('cpu')} "
+        "Check `python -m torchplug` for plugins that failed to load."
     )

@@ -11,6 +11,7 @@ import numpy as np
 __all__ = [
     "dtype", "bool_", "uint8", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+    "float8_e4m3fn", "float8_e5m2", "FLOAT8_DTYPES",
     "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "ALIASES", "ALL_DTYPES", "from_numpy_dtype", "promote_types", "result_type",
     "can_cast", "get_default_dtype", "set_default_dtype",
@@ -98,12 +99,19 @@ float32 = _mk("float32", 4, _FLOATING, np.float32)
 float64 = _mk("float64", 8, _FLOATING, np.float64)
 complex64 = _mk("complex64", 8, _COMPLEX, np.complex64)
 complex128 = _mk("complex128", 16, _COMPLEX, np.complex128)
+# 8-bit floats (ml_dtypes' layouts, the same as PyTorch's): storage and casts only, as in PyTorch,
+# which promotes them with nothing and has no arithmetic kernels for them on the host.
+float8_e4m3fn = _mk("float8_e4m3fn", 1, _FLOATING, ml_dtypes.float8_e4m3fn)
+float8_e5m2 = _mk("float8_e5m2", 1, _FLOATING, ml_dtypes.float8_e5m2)
 del _mk
 
 ALL_DTYPES: tuple[dtype, ...] = (bool_, uint8, int8, int16, int32, int64, float16,
                                  bfloat16, float32, float64, complex64, complex128)
 
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# Not in ALL_DTYPES: that tuple lists the dtypes every op supports.
+FLOAT8_DTYPES: tuple[dtype, ...] = (float8_e4m3fn, float8_e5m2)
+
+_BY_NAME = {d.name: d for d in (*ALL_DTYPES, *FLOAT8_DTYPES)}
 _TO_REAL = {complex64: float32, complex128: float64}
 
 
@@ -121,7 +129,7 @@ def category(d: dtype) -> _PyInt:
 
 # Keyed on np.dtype objects; equivalent dtypes (e.g. 'l' and 'q' on Linux) hash
 # equally, so a single entry per dtype is enough.
-_FROM_NUMPY = {d.numpy_dtype: d for d in ALL_DTYPES}
+_FROM_NUMPY = {d.numpy_dtype: d for d in (*ALL_DTYPES, *FLOAT8_DTYPES)}
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
@@ -177,6 +185,13 @@ def _compute_promotion(a: dtype, b: dtype) -> dtype:
 
 
 _PROMOTE = {(a, b): _compute_promotion(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+_PROMOTE.update({(d, d): d for d in FLOAT8_DTYPES})
+
+
+def _torch_scalar_name(d: dtype) -> str:
+    from ._composites import scalar_type_name
+
+    return scalar_type_name(d)
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -184,6 +199,9 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     try:
         return _PROMOTE[type1, type2]
     except KeyError:
+        if type1 in FLOAT8_DTYPES or type2 in FLOAT8_DTYPES:
+            raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                               f"{_torch_scalar_name(type1)} and {_torch_scalar_name(type2)}") from None
         raise TypeError("promote_types() expects torchplug dtypes, "
                         f"got {type1!r} and {type2!r}") from None
 
@@ -203,14 +221,14 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     if higher._category == _FLOATING:
         return higher
     if higher is bool_ or lower._category == _FLOATING:
-        return _PROMOTE[higher, lower]
+        return promote_types(higher, lower)
     return higher
 
 
 def _fold(dtypes) -> dtype | None:
     result = None
     for d in dtypes:
-        result = d if result is None else _PROMOTE[result, d]
+        result = d if result is None else promote_types(result, d)
     return result
 
 
@@ -322,15 +340,16 @@ def set_default_dtype(d: dtype) -> None:
 # ---------------------------------------------------------------- finfo / iinfo
 
 def _float_info(d: dtype):
-    nf = ml_dtypes.finfo(d.numpy_dtype) if d is bfloat16 else np.finfo(d.numpy_dtype)
+    nf = ml_dtypes.finfo(d.numpy_dtype) if d is bfloat16 or d in FLOAT8_DTYPES else np.finfo(d.numpy_dtype)
     return (nf.bits, _PyFloat(nf.eps), _PyFloat(nf.max), _PyFloat(nf.min), _PyFloat(nf.tiny),
             _PyFloat(nf.smallest_normal),
-            # torch uses 10**-digits10 computed in double; numpy's own
-            # `resolution` is rounded to the narrow type, so recompute it.
-            10.0 ** -nf.precision)
+            # torch uses 10**-digits10 (floor(mantissa bits * log10(2))) computed in
+            # double; numpy's own `resolution` is rounded to the narrow type, and its
+            # `precision` rounds up for float8, so recompute it.
+            10.0 ** -_PyInt(nf.nmant * 0.30102999566398120))
 
 
-_FINFO = {d: _float_info(d) for d in ALL_DTYPES if d._category == _FLOATING}
+_FINFO = {d: _float_info(d) for d in (*ALL_DTYPES, *FLOAT8_DTYPES) if d._category == _FLOATING}
 
 
 class finfo:

@@ -468,12 +468,25 @@ class Tensor:
         memo[id(self)] = new
         return new
 
-    def __dlpack__(self, stream: Any = None) -> Any:
+    def __dlpack__(self, stream: Any = None, *, max_version: Any = None, dl_device: Any = None, copy: Any = None) -> Any:
+        """A DLPack capsule sharing this tensor's memory (``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``)."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         export = getattr(self._data, "__dlpack__", None)
-        if export is None or self._requires_grad:
-            return self.numpy().__dlpack__()  # PyTorch's errors (requires grad, no data)
-        # The payload exports itself: NumPy on the host, CuPy on a GPU (zero-copy either way).
-        return export() if stream is None else export(stream=stream)
+        if export is None:
+            return self.numpy().__dlpack__()  # PyTorch's error for a tensor without data
+        # The payload exports itself: NumPy on the host, CuPy on a GPU (zero-copy either way); only
+        # the arguments the consumer gave are passed on (older producers know fewer of them).
+        given = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                   ("copy", copy)) if v is not None}
+        try:
+            return export(**given)
+        except BufferError as exc:
+            if self._dtype.numpy_dtype.kind == "V":  # ml_dtypes' bfloat16 / float8: NumPy cannot describe them
+                raise BufferError(f"Cannot export a {self._dtype} tensor through DLPack: its NumPy payload "
+                                  f"({self._dtype.numpy_dtype}) has no DLPack type code. Convert it first "
+                                  "(t.float()) or export its bits (t.view(torchplug.int16) for bfloat16).") from exc
+            raise
 
     def __dlpack_device__(self) -> Any:
         device = getattr(self._data, "__dlpack_device__", None)

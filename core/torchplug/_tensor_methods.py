@@ -7,6 +7,7 @@ from typing import Any
 from . import _dtype as D
 from ._aten import A
 from ._device import as_device, device
+from ._legacy_types import type_
 from ._tensor import Tensor
 
 __all__ = ["install_tensor_methods"]
@@ -60,23 +61,6 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     return self if self.is_contiguous() else A.clone(self, memory_format="contiguous_format")
 
 
-def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
-    """Without arguments, the legacy type name ('torch.FloatTensor'); with a dtype, a cast."""
-    if dtype is None:
-        from ._composites import scalar_type_name
-
-        return f"torch.{scalar_type_name(self._dtype)}Tensor"
-    if isinstance(dtype, str):
-        name = dtype.rsplit(".", 1)[-1].removesuffix("Tensor")
-        from ._composites import _TORCH_NAMES
-
-        reverse = {v: k for k, v in _TORCH_NAMES.items()}
-        if name not in reverse:
-            raise ValueError(f"invalid type: {dtype!r}")
-        dtype = getattr(D, reverse[name] if reverse[name] != "bool" else "bool_")
-    return to(self, dtype)
-
-
 def _new(kind: str) -> Any:
     from . import _creation as C
 
@@ -100,7 +84,9 @@ def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     for b in registered_backends().values():
         if b.is_host:
             return to(self, b.device_type)
-    raise RuntimeError("cpu(): no host backend is installed (pip install torchplug-cpu)")
+    from ._backends import install_hint
+
+    raise RuntimeError(f"cpu(): no host backend is installed. {install_hint('cpu')}")
 
 
 def _host_root(t: Tensor) -> Any:

@@ -1,19 +1,27 @@
 """``torchplug.accelerator``: the current accelerator, its devices, streams and memory, device-generically.
 
-Which device type is the accelerator comes from registration alone: backends mark themselves
-``is_accelerator`` with an ``accelerator_priority``.  :func:`current_accelerator` never
-initialises a device (fork-safe); :func:`is_available` and everything that touches a device ask
-the backend's runtime.  cpu and meta are not accelerators.
+Which device types are accelerators comes from registration alone: backends mark themselves
+``is_accelerator`` with an ``accelerator_priority`` (and the ``platforms`` they can exist on).
+cpu and meta are not accelerators.
 
-Priority when several accelerators are registered (first match wins):
+Preference order of the registered accelerators (:func:`accelerators`):
 
 1. the list given to :func:`set_accelerator_priority` (device types, most preferred first);
 2. the ``TORCHPLUG_ACCELERATOR`` environment variable (a comma-separated list of the same);
 3. each backend's ``accelerator_priority`` (higher first), then the device type's name.
 
-Types named by 1 or 2 that are not registered accelerators are skipped; accelerators they do
-not name follow in the order of 3.  With no accelerator, the device and stream functions raise
-``RuntimeError``; :func:`is_available` is False and :func:`device_count` is 0.
+The current accelerator (:func:`current_accelerator`):
+
+- when 1 or 2 names registered accelerators, the first of those that is available, else the
+  first of those (the user's choice stands even when it is unusable, so errors explain it);
+- otherwise the most preferred accelerator that is available;
+- when none is, the most preferred one that could be available on this system
+  (``Backend.could_be_available()``: a macOS-only backend on Linux cannot); else None.
+
+Asking availability calls the runtimes' ``is_available()`` (as ``torch.cuda.is_available()``
+does), most preferred first, stopping at the first available one; nothing else of a device is
+touched.  With no accelerator, the device and stream functions raise ``RuntimeError``;
+:func:`is_available` is False and :func:`device_count` is 0.
 """
 
 from __future__ import annotations
@@ -65,30 +73,66 @@ def get_accelerator_priority() -> list[str] | None:
     return None if _user_priority is None else list(_user_priority)
 
 
-def accelerators() -> list[str]:
-    """Every registered accelerator device type, most preferred first (see the module docstring)."""
+def _preferred() -> list[str]:
+    """The device types named by set_accelerator_priority, else by TORCHPLUG_ACCELERATOR."""
+    if _user_priority is not None:
+        return _user_priority
+    env = os.environ.get(ENV_VAR, "")
+    return [t.strip() for t in env.split(",") if t.strip()]
+
+
+def _ordered() -> tuple[list[Any], int]:
+    """Registered accelerator backends, most preferred first, and how many of them the user named."""
     backends = _registered()
     found = sorted((b for b in backends.values() if b.is_accelerator), key=lambda b: (-b.accelerator_priority, b.device_type))
-    order = [b.device_type for b in found]
-    preferred = _user_priority
-    if preferred is None:
-        env = os.environ.get(ENV_VAR, "")
-        preferred = [t.strip() for t in env.split(",") if t.strip()]
-    head = [t for t in dict.fromkeys(preferred) if t in order]
-    return head + [t for t in order if t not in head]
+    by_type = {b.device_type: b for b in found}
+    head = [by_type[t] for t in dict.fromkeys(_preferred()) if t in by_type]
+    return head + [b for b in found if b not in head], len(head)
+
+
+def accelerators() -> list[str]:
+    """Every registered accelerator device type, most preferred first (see the module docstring)."""
+    return [b.device_type for b in _ordered()[0]]
+
+
+def _available(backend: Any) -> bool:
+    try:
+        return bool(backend.runtime.is_available())
+    except Exception:  # noqa: BLE001 - a broken driver means "not available"
+        return False
+
+
+def current_accelerator_choice() -> tuple[str | None, str]:
+    """The current accelerator's device type (or None) and why it was chosen, in words."""
+    order, named = _ordered()
+    how = "set_accelerator_priority" if _user_priority is not None else ENV_VAR
+    if named:
+        chosen = next((b for b in order[:named] if _available(b)), None)
+        if chosen is not None:
+            return chosen.device_type, f"named by {how} and available"
+        return order[0].device_type, f"named by {how} (not available)"
+    for b in order:
+        if _available(b):
+            return b.device_type, "the most preferred available accelerator"
+    for b in order:
+        if b.could_be_available():
+            return b.device_type, "none is available; the most preferred one that could be available on this system"
+    if order:
+        return None, f"none is available, and none could be on this system ({sys.platform})"
+    return None, "no accelerator backend is registered"
 
 
 def current_accelerator_type() -> str | None:
-    """The current accelerator's device type, or None (registration only; used by ``device(int)``)."""
-    found = accelerators()
-    return found[0] if found else None
+    """The current accelerator's device type, or None (the rule of the module docstring)."""
+    return current_accelerator_choice()[0]
 
 
 def current_accelerator(check_available: bool = False) -> Any:
     """The current accelerator as a ``torchplug.device`` (no index), or None.
 
-    Answers from registration alone, so it is fork-safe; with ``check_available=True`` it returns
-    None unless the accelerator is also available (which may initialise it).
+    The most preferred available accelerator; when none is available, the most preferred one
+    that could be available on this system (see the module docstring).  With
+    ``check_available=True`` it returns None unless that accelerator is available.
     """
     from ._device import device
 
@@ -109,12 +153,30 @@ def _module(device_type: str) -> Any:
 def _require_accelerator() -> Any:
     acc = current_accelerator()
     if acc is None:
-        installed = ", ".join(sorted(_registered())) or "none"
-        raise RuntimeError(
-            f"No accelerator backend is registered (installed device types: {installed}; cpu and meta are not "
-            "accelerators). Install one, e.g. pip install torchplug-mps, or check `python -m torchplug`."
-        )
+        raise RuntimeError(no_accelerator_message())
     return acc
+
+
+def no_accelerator_message() -> str:
+    """Why there is no current accelerator: what is installed, and each registered accelerator's reason."""
+    backends = _registered()
+    installed = ", ".join(sorted(backends)) or "none"
+    parts = [f"No accelerator is available (installed device types: {installed}; cpu and meta are not accelerators)."]
+    for b in _ordered()[0]:
+        reason = getattr(b.runtime, "unavailable_reason", None)
+        why = reason() if reason is not None else ""
+        if not why and not b.could_be_available():
+            why = f"it exists only on {', '.join(b.platforms)}, and this system is {sys.platform}"
+        parts.append(f"The {b.device_type!r} accelerator ({b.distribution or b.plugin or 'no distribution'}) is "
+                     f"registered but not usable" + (f": {why}." if why else "."))
+    from ._backends import WELL_KNOWN_DEVICE_TYPES
+    from ._device_placeholder import missing_backend_message
+
+    for t, known in WELL_KNOWN_DEVICE_TYPES.items():  # accelerator backends torchplug ships but that are missing
+        if known.accelerator and known.distribution and t not in backends:
+            parts.append(f"For {known.label or t}: {missing_backend_message(t)}")
+    parts.append("See `python -m torchplug`.")
+    return " ".join(parts)
 
 
 def _acc_module() -> Any:

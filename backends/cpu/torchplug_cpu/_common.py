@@ -23,7 +23,7 @@ CPU: Any = None  # torchplug.device('cpu'), set when the backend registers
 KEYSET = 0
 STATS: Any = None  # the cpu allocator's DeviceStats: every fresh buffer is accounted to it
 
-NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
+NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in (*D.ALL_DTYPES, *D.FLOAT8_DTYPES)}
 
 
 def _pick_matmul() -> Any:

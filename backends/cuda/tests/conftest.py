@@ -52,7 +52,7 @@ def emulated(monkeypatch):
 def gpu(monkeypatch):
     monkeypatch.delenv(_runtime.EMULATE_VAR, raising=False)
     if not gpu_present():
-        pytest.skip("needs an NVIDIA GPU with CuPy (pip install 'torchplug-cuda[cuda12]')")
+        pytest.skip("needs an NVIDIA GPU with CuPy (pip install -e 'backends/cuda[cuda12]')")
     torch.ones(1)
     yield
     torch.cuda.synchronize()

@@ -58,7 +58,7 @@ def test_any_use_says_no_cuda_device_was_found(no_gpu, use):
 def test_reason_names_the_fix(no_gpu):
     reason = torch.cuda.is_available() or _runtime.CUDARuntime().unavailable_reason()
     assert "no CUDA device was found" in reason
-    assert "torchplug-cuda[cuda12]" in reason or "nvidia-smi" in reason or "cudaGetDeviceCount" in reason
+    assert "backends/cuda[cuda12]" in reason or "nvidia-smi" in reason or "cudaGetDeviceCount" in reason
 
 
 def test_device_module_has_the_surface_and_cuda_extras(no_gpu):

@@ -1,8 +1,9 @@
 """torchplug-cuda: the ``cuda`` device type on CuPy (NumPy emulation with ``TORCHPLUG_CUDA_EMULATE=1``).
 
 This module holds only the plugin hooks.  Registering never imports CuPy or touches a GPU, so
-plugin discovery, ``import torchplug`` and ``torchplug.accelerator.current_accelerator()``
-stay fast and fork-safe; CuPy is imported the first time the device is used or asked about.
+plugin discovery and ``import torchplug`` stay fast and fork-safe; CuPy is imported the first
+time the device is used or asked about (``is_available()``, which choosing the current
+accelerator asks, as ``torch.cuda.is_available()`` counts devices).
 """
 
 from __future__ import annotations

@@ -75,6 +75,12 @@ def _address_of(st: Any) -> int:
     return device_address(st.data) if st.data is not None else 0
 
 
+def _from_dlpack(obj: Any) -> Any:
+    from .interop import from_dlpack
+
+    return from_dlpack(obj)
+
+
 def make_backend() -> Backend:
     backend = Backend(
         device_type="cuda",
@@ -88,11 +94,15 @@ def make_backend() -> Backend:
         high_priority=True,
         is_accelerator=True,
         accelerator_priority=ACCELERATOR_PRIORITY,
+        platforms=("linux", "win32"),  # CUDA has no macOS driver: there it is never current unless usable
         runtime=_runtime.CUDARuntime(),
         allocator=CudaAllocator(address_of=_address_of),
         streams=CudaStreams(),
         rng=CudaRNG(),
         host_pinning=HostPinning(),
+        # torchplug.from_dlpack hands CUDA (2) and managed (13) memory here, zero-copy through CuPy.
+        dlpack_device_types=(2, 13),
+        from_dlpack=_from_dlpack,
     )
     backend.on_registered = _state.bind_backend
     return backend

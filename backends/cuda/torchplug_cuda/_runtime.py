@@ -59,8 +59,10 @@ def _probe() -> tuple[Any, str]:
     try:
         import cupy as cp
     except ImportError as exc:
+        from torchplug._backends import install_command
+
         return None, (f"{NO_DEVICE}: CuPy is not installed ({exc}). Install the backend with the extra matching "
-                      "your CUDA major version: pip install 'torchplug-cuda[cuda12]' or 'torchplug-cuda[cuda13]'")
+                      f"your CUDA major version: {install_command('cuda', 'cuda12')} (or [cuda13])")
     except Exception as exc:  # noqa: BLE001 - a broken CuPy must not break torchplug
         return None, f"{NO_DEVICE}: CuPy failed to import ({type(exc).__name__}: {exc})"
     try:

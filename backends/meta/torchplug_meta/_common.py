@@ -28,7 +28,7 @@ __all__ = [
 META: Any = None  # torchplug.device('meta'), set when the backend registers
 KEYSET = 0
 STATS: Any = None  # the meta allocator's DeviceStats
-_NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in D.ALL_DTYPES}
+_NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in (*D.ALL_DTYPES, *D.FLOAT8_DTYPES)}
 _PY_SCALARS = (bool, int, float, complex)
 wrap_dim = _wrap_dim
 

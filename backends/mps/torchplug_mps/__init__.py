@@ -1,7 +1,8 @@
 """torchplug-mps: the ``mps`` device type (a stub; NumPy emulation with ``TORCHPLUG_MPS_EMULATE=1``).
 
-This module holds only the plugin hooks.  Registering never touches Metal, so plugin discovery
-and ``torchplug.accelerator.current_accelerator()`` stay fork-safe.
+This module holds only the plugin hooks.  Registering never touches Metal, and availability is
+read from the environment, so plugin discovery and ``torchplug.accelerator.current_accelerator()``
+stay fork-safe.
 """
 
 from __future__ import annotations

@@ -58,6 +58,9 @@ def make_backend() -> Backend:
         high_priority=True,
         is_accelerator=True,
         accelerator_priority=ACCELERATOR_PRIORITY,
+        # Metal exists only on macOS: elsewhere the stub is never the current accelerator unless
+        # it is usable (TORCHPLUG_MPS_EMULATE=1) or the user asks for it.
+        platforms=("darwin",),
         runtime=_runtime.MPSRuntime(),
         allocator=DeviceAllocator("mps", address_of=_state.address_of),
         streams=SynchronousStreams(),

@@ -214,7 +214,9 @@ def _test_faketensor(call: Callable[..., Any], entry: Any, opdef: Any, args: tup
             "outputs' metadata (torchplug.empty(...) with the right shape and dtype) without reading data."
         )
     if "meta" not in registered_backends():
-        raise OpCheckError("test_faketensor: the meta backend is not installed or blocked (pip install torchplug-meta).")
+        from .._backends import install_command
+
+        raise OpCheckError(f"test_faketensor: the meta backend is not installed or blocked ({install_command('meta')}).")
     real = call(*_map(args, _clone), **_map(kwargs, _clone))
 
     def to_meta(t: Any) -> Any:

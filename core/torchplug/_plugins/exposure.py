@@ -15,6 +15,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from .._backends import WELL_KNOWN_DEVICE_TYPES
+
 __all__ = ["EXPOSED", "expose", "unexpose", "resolve", "install_finder", "PROVIDERS"]
 
 # name -> (object, plugin name)
@@ -32,6 +34,12 @@ def expose(name: str, obj: Any, plugin: str) -> None:
     if existing is not None and existing[0] is not obj:
         raise RuntimeError(f"torchplug.{name} is already provided by plugin {existing[1]!r}; plugin {plugin!r} tried to provide it too.")
     EXPOSED[name] = (obj, plugin)
+    if name in WELL_KNOWN_DEVICE_TYPES:  # a backend's device module replaces the placeholder
+        from .._device_placeholder import attach_legacy_names, drop_cached
+
+        drop_cached(name)
+        if isinstance(obj, ModuleType):
+            attach_legacy_names(obj, name)
 
 
 def unexpose_plugin(plugin: str) -> None:
@@ -55,6 +63,9 @@ def resolve(name: str) -> Any:
     found = EXPOSED.get(name)
     if found is not None:
         return found[0]
+    known = WELL_KNOWN_DEVICE_TYPES.get(name)
+    if known is not None and known.module:
+        return _device_module(name)
     plugin = PROVIDERS.get(name)
     if plugin is None:
         raise AttributeError(f"module 'torchplug' has no attribute {name!r}")
@@ -65,6 +76,19 @@ def resolve(name: str) -> Any:
         "remove it from TORCHPLUG_BLOCK_PLUGINS, unset TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD, or load it with "
         f"torchplug.plugins.load_plugin(...). See `python -m torchplug`."
     )
+
+
+def _device_module(device_type: str) -> ModuleType:
+    """``torchplug.<well-known type>`` that no plugin exposed: the registered backend's device
+    module, else the placeholder that explains how to get one."""
+    from .._backends import registered_backends
+    from .._device_placeholder import attach_legacy_names, placeholder_module
+
+    backend = registered_backends().get(device_type)
+    if backend is not None and backend.device_module is not None:
+        attach_legacy_names(backend.device_module, device_type)
+        return backend.device_module
+    return placeholder_module(device_type)
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -94,8 +118,14 @@ class _ExposedFinder(importlib.abc.MetaPathFinder):
             return None
         if not isinstance(target_obj, ModuleType):
             return None
-        module = target_obj
-        if len(parts) > 2:
+        module: Any = target_obj
+        for part in parts[2:]:  # submodules the exposed module holds as attributes (torchplug.cuda.amp)
+            module = getattr(module, part, None)
+            if not isinstance(module, ModuleType):
+                break
+        if not isinstance(module, ModuleType):
+            if target_obj.__name__.partition(".")[0] == "torchplug":
+                return None  # an alias module has no importable submodules behind it
             module = importlib.import_module(".".join([target_obj.__name__, *parts[2:]]))
         return importlib.util.spec_from_loader(fullname, _AliasLoader(module))
 

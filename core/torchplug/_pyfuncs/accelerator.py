@@ -10,10 +10,12 @@ __all__ = ["FUNCTIONS", "get_device_module"]
 
 
 def get_device_module(device: Any = None) -> Any:
-    """The device module (``torchplug.cpu``, ``torchplug.mps``, ...) of ``device`` (a device, a
+    """The device module (``torchplug.cpu``, ``torchplug.cuda``, ...) of ``device`` (a device, a
     type string or None).  None means the current accelerator's module, or the host device's
-    when there is no accelerator.  An unknown device type raises RuntimeError."""
-    from .._backends import backend_for, registered_backends
+    when there is no accelerator.  A well-known type without a backend gives its placeholder
+    module (as ``torch.get_device_module('cuda')`` works on a build without CUDA); another
+    unknown device type raises RuntimeError."""
+    from .._backends import WELL_KNOWN_DEVICE_TYPES, backend_for, registered_backends
     from .._device import device as _device
 
     if device is None:
@@ -25,12 +27,33 @@ def get_device_module(device: Any = None) -> Any:
             if not hosts:
                 from .._device import get_default_device
 
-                return backend_for(get_default_device().type).device_module
-            return hosts[0].device_module
-        return backend_for(t).device_module
+                return _module_of(get_default_device().type)
+            return _module_of(hosts[0].device_type)
+        return _module_of(t)
     if isinstance(device, str) and ":" not in device:
-        return backend_for(device).device_module
-    return backend_for(_device(device).type).device_module
+        known = WELL_KNOWN_DEVICE_TYPES.get(device)
+        if known is not None and known.module:
+            return _module_of(device)
+        backend_for(device)  # the unknown-device error
+        return _module_of(device)
+    return _module_of(_device(device).type)
+
+
+def _module_of(device_type: str) -> Any:
+    """``torchplug.<device_type>``: what the backend exposed (torchplug.cuda has more than the
+    generic surface), else its generic device module, else a well-known type's placeholder."""
+    from types import ModuleType
+
+    from .._backends import WELL_KNOWN_DEVICE_TYPES, backend_for
+    from .._plugins.exposure import EXPOSED, resolve
+
+    exposed = EXPOSED.get(device_type)
+    if exposed is not None and isinstance(exposed[0], ModuleType):
+        return exposed[0]
+    known = WELL_KNOWN_DEVICE_TYPES.get(device_type)
+    if known is not None and known.module:
+        return resolve(device_type)
+    return backend_for(device_type).device_module
 
 
 FUNCTIONS = {"Stream": Stream, "Event": Event, "get_device_module": get_device_module}

@@ -18,6 +18,7 @@ from . import autocast_mode, grad_scaler
 from ._plugin import torchplug_configure  # noqa: F401 - the plugin hook (entry point amp = torchplug_amp)
 from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 from .grad_scaler import GradScaler
+from .legacy import device_amp_module
 from .policy import CAST_POLICIES, AutocastPolicy
 from .registry import REGISTRY, AutocastExplanation, PolicyHandle
 from .state import (
@@ -62,6 +63,7 @@ __all__ = [
     "summary",
     "autocast_mode",
     "grad_scaler",
+    "device_amp_module",
 ]
 
 

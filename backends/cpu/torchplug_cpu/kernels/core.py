@@ -225,10 +225,11 @@ _CPP_NAMES = {
     "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "bool": "bool",
+    "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2",
 }
 _F32_MAX = float(np.finfo(np.float32).max)
 _INF = float("inf")
-_FLOAT_MAX = {d.name: D.finfo(d).max for d in (D.float16, D.bfloat16, D.float32, D.float64)}
+_FLOAT_MAX = {d.name: D.finfo(d).max for d in (D.float16, D.bfloat16, D.float32, D.float64, *D.FLOAT8_DTYPES)}
 
 
 def _overflow(dtype: D.dtype) -> RuntimeError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from torchplug._tensor import Tensor
@@ -24,7 +25,37 @@ __all__ = [
     "grad_mode", "anomaly_mode", "function", "Variable",
 ]
 
-Variable = Tensor  # PyTorch's legacy name
+class _VariableMeta(type):
+    def __instancecheck__(cls, other: Any) -> bool:
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """PyTorch's legacy wrapper: ``Variable(t, requires_grad=True)`` is a leaf alias of ``t``
+    (sharing its memory) that requires grad; every tensor is a ``Variable`` for ``isinstance``.
+
+    Args:
+        data: a tensor (an empty float tensor when omitted).
+        requires_grad: whether the result requires grad (floating point and complex only).
+        volatile: removed in PyTorch; warns and has no effect (use ``torchplug.no_grad()``).
+    """
+
+    def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False) -> Any:  # type: ignore[misc]
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+        if data is None:
+            from torchplug._creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        out = data.detach()  # a leaf sharing data's memory, as PyTorch's Variable(t) is
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
 
 
 def __getattr__(name: str) -> Any:

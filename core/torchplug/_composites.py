@@ -205,9 +205,9 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     n = self.dim()
+    start, end = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)  # a 0-dim tensor takes 0 and -1 only
     if n == 0:
         return A.reshape(self, [1])
-    start, end = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -232,9 +232,9 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     n = self.dim()
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)  # a 0-dim tensor takes 0 and -1 only
     if n == 0:
         return A.alias(self)
-    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     size, stride = list(self.shape), list(self.stride())
     size[d0], size[d1] = size[d1], size[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
@@ -405,6 +405,8 @@ def split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
 
 
 def _split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, self.dim())
     size = self.shape[d]
     if split_size <= 0 and size != 0:
@@ -429,6 +431,8 @@ def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> 
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    if self.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap_dim(dim, self.dim())
@@ -440,6 +444,8 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
 
 
 def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
+    if self.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, self.dim())
     return _multi_views([A.select(self, d, i) for i in range(self.shape[d])], "Unbind")
 
@@ -457,7 +463,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return A.cat([A.unsqueeze(t, d) for t in tensors], d)
 
 
-def matmul(self: Tensor, other: Tensor) -> Tensor:
 def _should_fold(a: Tensor, b: Tensor) -> bool:
     """PyTorch's should_fold: whether matmul runs a batch (>= 3-d) times a 1-d/2-d operand as one
     mm/mv over the batch folded into rows, which it does when that needs no copy."""
@@ -476,6 +481,7 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
     return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(t1.dim() - 2))
 
 
+def matmul(self: Tensor, other: Tensor) -> Tensor:
     d1, d2 = self.dim(), other.dim()
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

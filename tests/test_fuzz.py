@@ -61,9 +61,8 @@ def test_fuzz_cpu_no_silent_accepts_outside_the_list(cpu_report):
 
 
 def test_fuzz_cpu_exception_types_agree(cpu_report):
-    counts = cpu_report.counts(allowed=False)
-    agree = counts["both_raise"] / max(1, counts["both_raise"] + counts["type_mismatch"])
-    assert agree >= 0.99, _show(cpu_report.unallowed("type_mismatch"))
+    # documented mismatches (fuzz/allowed.py) left out; the raw share is in the report's summary
+    assert cpu_report.type_agreement(documented=True) >= 0.99, _show(cpu_report.unallowed("type_mismatch"))
 
 
 # ---- the harness ------------------------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ class FuzzOp:
         grad: floating cases sometimes also compare input gradients (float32/float64).
         data_dependent: the output shape depends on values (not run on shape-only backends).
         factory: a creation op: ``device=`` names the device under test.
+        grad_tol: ``(call) -> factor`` on the absolute tolerance of input gradients, for ops whose
+            backward amplifies rounding noise (layer_norm's 1/sqrt(eps) on a constant row).
         canon: ``(call, inputs, result) -> result`` on NumPy values before comparing, for results
             torch leaves unspecified (the order of tied indices of topk/sort); ``inputs`` are the
             logical values of the call's tensor specs in order.
@@ -49,6 +51,7 @@ class FuzzOp:
     grad: bool = False
     data_dependent: bool = False
     factory: bool = False
+    grad_tol: Callable[[Call], float] | None = None
     canon: Callable[[Call, list[Any], Any], Any] | None = None
 
     @property

@@ -129,6 +129,13 @@ ALLOWED: list[Allowance] = [
         "whose support torch calls experimental)",
         "torch warns 'ComplexHalf support is experimental'; torchplug/_dtype.py promote_types",
         detail="dtype complex64 != torch's complex32"),
+    Allowance(
+        "var-empty-dims-grad", ("var", "std"), ("value_mismatch",),
+        "torch's var/std(dim=()) reduce over every dim forward but their backward treats () as no dim (n = 1, "
+        "so nan/inf gradients); torchplug's gradient is the one of the forward it computed",
+        "torch 2.13: torch.var(torch.tensor([[1., 2., 3.]], requires_grad=True), dim=()).backward() gives "
+        "[-inf, nan, inf]; with dim=None it gives [-1, 0, 1]",
+        detail="grad", when=lambda call: call.kwargs.get("dim") == ()),
     # ---- known open defects (being fixed) --------------------------------------------------------------------
     Allowance(
         "scalar-other", ("maximum", "minimum", "atan2", "logical_and"), ("silent_accept", "type_mismatch"),
@@ -159,9 +166,10 @@ ALLOWED: list[Allowance] = [
         "NotImplementedError '\"avg_pool2d\" not implemented for 'Byte''", known_defect=True,
         torch_error='NotImplementedError: "avg_pool2d" not implemented for'),
     Allowance(
-        "sum-int-grad", ("sum", "prod"), ("silent_accept",),
-        "sum/prod(x, dtype=<integer or bool>) of a tensor that requires grad: torch refuses an integral result "
-        "in autograd, torchplug returns it", "RuntimeError 'Autograd not support dtype: Int'", known_defect=True,
+        "integral-grad", ("sum", "prod", "cumsum", "cumprod", "masked_fill"), ("silent_accept",),
+        "an integer or bool result computed from a tensor that requires grad (sum(x, dtype=torch.int32), "
+        "masked_fill of an int tensor with a value that requires grad): torch refuses it in autograd, "
+        "torchplug returns it", "RuntimeError 'Autograd not support dtype: Int'", known_defect=True,
         torch_error="RuntimeError: Autograd not support dtype"),
     Allowance(
         "zero-dim-dims", ("transpose", "flatten", "permute", "movedim"), ("silent_accept",),
@@ -203,8 +211,9 @@ ALLOWED: list[Allowance] = [
         "RuntimeError 'index_select(): Index to scalar can have only 1 value, got 0 value(s)'", known_defect=True,
         torch_error="RuntimeError: index_select(): Index to scalar can have only 1 value"),
     Allowance(
-        "fill-overflow", ("full", "full_like", "pad", "masked_fill"), ("silent_accept",),
-        "a fill value outside the dtype's range (-1.5 into uint8) wraps instead of raising",
+        "fill-overflow", ("full", "full_like", "pad", "masked_fill", "clamp", "tensor"), ("silent_accept",),
+        "a number outside the dtype's range (-1.5 into uint8, 1e5 as a float16 clamp bound) wraps or becomes "
+        "inf instead of raising",
         "RuntimeError 'value cannot be converted to type uint8_t without overflow'", known_defect=True,
         torch_error="RuntimeError: value cannot be converted to type"),
     Allowance(
@@ -229,4 +238,17 @@ ALLOWED: list[Allowance] = [
         "rounded to float32 (a 4e-9 relative error in float64; torch clamps with the double 1e-12)",
         "aten/src/ATen/native/Loss.cpp binary_cross_entropy_backward_out_cpu: EPSILON = 1e-12",
         known_defect=True, detail="grad", when=_at_zero_or_one),
+    Allowance(
+        "amax-nan-grad", ("amax", "amin"), ("value_mismatch",),
+        "the gradient of amax/amin at a nan maximum goes to the nan element (torch: nan; it splits the gradient "
+        "among the elements equal to the result, and nan equals nothing)",
+        "tools/autograd/derivatives.yaml amax: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), "
+        "restore_reduced_dims(result, dim, keepdim) == self, dim)", known_defect=True, detail="grad",
+        when=_nonfinite),
+    Allowance(
+        "prod-grad-nonfinite", ("prod",), ("value_mismatch",),
+        "the gradient of prod divides the product by each input, so an inf or 0 among the inputs gives nan "
+        "(torch computes the product of the other elements when an input is zero or non-finite)",
+        "tools/autograd/FunctionsManual.cpp prod_backward / prod_safe_zeros_backward", known_defect=True,
+        detail="grad", when=_nonfinite),
 ]

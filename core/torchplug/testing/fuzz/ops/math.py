@@ -208,7 +208,7 @@ OPS = [
     _binary("bitwise_xor", ("bool",) + INTS),
     _binary("add_", ALL, alpha=True, inplace=True),
     _binary("mul_", ALL, inplace=True),
-    _binary("div_", ALL, rounding=True, inplace=True),
+    _binary("div_", FLOATS + COMPLEX, rounding=True, inplace=True),  # integer self: true division cannot write back
     FuzzOp("pow", _pow, grad=True),
     FuzzOp("where", _where, grad=True),
     FuzzOp("clamp", _clamp, grad=True),

@@ -237,7 +237,8 @@ OPS = [
     FuzzOp("nll_loss", _nll_loss, fn=_f("nll_loss"), tol="reduce", grad=True),
     FuzzOp("binary_cross_entropy", _bce, fn=_f("binary_cross_entropy"), tol="reduce", grad=True),
     FuzzOp("embedding", _embedding, fn=_f("embedding"), grad=True),
-    FuzzOp("layer_norm", _layer_norm, fn=_f("layer_norm"), tol="reduce", grad=True),
+    FuzzOp("layer_norm", _layer_norm, fn=_f("layer_norm"), tol="reduce", grad=True,
+           grad_tol=lambda call: call.kwargs.get("eps", 1e-5) ** -0.5),
     FuzzOp("dropout", _dropout, fn=_f("dropout"), grad=True),
     FuzzOp("pad", _pad, fn=_f("pad"), grad=True),
 ]

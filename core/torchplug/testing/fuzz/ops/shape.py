@@ -239,8 +239,12 @@ def _tri(name: str) -> FuzzOp:
 
 
 def _diagonal(d: Draw) -> Call:
-    x, shp = _x(d, min_dims=1)
-    return Call("diagonal", (x,), {"offset": d.int(-3, 3), "dim1": dim(d, len(shp)), "dim2": dim(d, len(shp))})
+    x, shp = _x(d, min_dims=2 if d.chance(90) else 1)
+    n = len(shp)
+    dim1 = dim(d, n)
+    # two different dims mostly (equal dims are an error)
+    dim2 = dim(d, n) if d.chance(15) or n < 2 else (dim1 + d.int(1, n - 1)) % n - (n if d.chance(30) else 0)
+    return Call("diagonal", (x,), {"offset": d.int(-3, 3), "dim1": dim1, "dim2": dim2})
 
 
 OPS = [

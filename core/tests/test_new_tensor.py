@@ -107,3 +107,86 @@ def test_backend_imported_before_torchplug_keeps_autograd_working():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2.0, 2.0, 2.0]"
+
+
+# ---- hostile configurations and sizes: a clean exception, never a write outside an object -------------------
+_TENSOR_SLOTS = ("_data", "_dtype", "_device", "_keyset", "_storage", "_base", "_requires_grad", "_grad", "_grad_fn",
+                 "_autograd_meta")
+
+
+def test_configure_refuses_member_descriptors_of_unrelated_classes():
+    fastpath = pytest.importorskip("torchplug._fastpath")
+
+    class Wide:  # slots far past the end of a small object
+        __slots__ = tuple(f"pad{i}" for i in range(32)) + _TENSOR_SLOTS
+
+    class Small:
+        __slots__ = ()
+
+    for name in _TENSOR_SLOTS:  # Small.<slot> reads as a slot, but of Wide's layout
+        setattr(Small, name, Wide.__dict__[name])
+    with pytest.raises(TypeError, match="is not a slot of Small's instances"):
+        fastpath.configure(Small, TrackedStorage, type(_stats()))
+    fastpath.configure(Tensor, TrackedStorage, type(_stats()))  # restore (the failure changed nothing)
+
+
+def test_a_failed_configure_keeps_the_previous_configuration():
+    fast = _fast()
+    fastpath = pytest.importorskip("torchplug._fastpath")
+
+    class Partial:  # its first slots are found before the missing one fails
+        __slots__ = ("_grad_fn", "_autograd_meta", "_data")
+
+    with pytest.raises(AttributeError):
+        fastpath.configure(Partial, TrackedStorage, type(_stats()))
+    arr = np.arange(3, dtype=np.float32)
+    t = fast(arr, "float32", "cpu", 5, _stats(), arr.nbytes)
+    assert type(t) is Tensor and t._data is arr and t._storage.data is arr and t._grad_fn is None
+
+
+@pytest.mark.parametrize("nbytes", [-5, 2 ** 63, 2 ** 70, 12.0])
+def test_byte_counts_outside_int64_take_the_python_class(nbytes):
+    fast = _fast()
+    s_fast, s_py = _stats(), _stats()
+    arr = np.zeros(3, np.float32)
+    a = fast(arr, "float32", "cpu", 5, s_fast, nbytes)
+    b = N._new_tensor_py(arr, "float32", "cpu", 5, s_py, nbytes)
+    assert a._storage.nbytes == b._storage.nbytes == nbytes
+    assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+    del a, b
+    assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+
+
+@pytest.mark.parametrize("start", [2 ** 63 - 5, 2 ** 70, -(2 ** 63)])
+def test_counters_past_int64_get_the_python_arithmetic(start):
+    fast = _fast()
+    s_fast, s_py = _stats(), _stats()
+    for s in (s_fast, s_py):
+        s.cur_b = s.lcur_b = start
+    for size in (4, 2_000_000):  # small and large pools
+        arr = np.zeros(size, np.float32)
+        a = fast(arr, "float32", "cpu", 5, s_fast, arr.nbytes)
+        b = N._new_tensor_py(arr, "float32", "cpu", 5, s_py, arr.nbytes)
+        assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+        del a, b
+        assert [getattr(s_fast, c) for c in COUNTERS] == [getattr(s_py, c) for c in COUNTERS]
+    assert s_fast.cur_b == start
+
+
+def test_the_c_del_refuses_storages_of_replaced_classes():
+    _fast()
+    fastpath = pytest.importorskip("torchplug._fastpath")
+    arr = np.zeros(4, np.float32)
+    t = N.new_tensor(arr, "float32", "cpu", 5, _stats(), arr.nbytes)
+    old_del = TrackedStorage.__dict__["__del__"]
+
+    class Other(TrackedStorage):
+        __slots__ = ()
+
+    fastpath.configure(Tensor, Other, type(_stats()))
+    try:  # TrackedStorage's C __del__ now reads Other's offsets: it must check the type first
+        with pytest.raises(TypeError, match="not the configured storage class"):
+            old_del(t._storage)
+    finally:
+        fastpath.configure(Tensor, TrackedStorage, type(_stats()))
+    assert t._storage.allocation.cur_n == 1

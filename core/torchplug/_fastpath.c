@@ -11,6 +11,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
+#include <string.h>
 
 enum { T_DATA, T_DTYPE, T_DEVICE, T_KEYSET, T_STORAGE, T_BASE, T_RG, T_GRAD, T_GRAD_FN, T_META, N_T };
 static const char *tensor_slots[N_T] = {"_data", "_dtype", "_device", "_keyset", "_storage", "_base",
@@ -32,6 +34,9 @@ static PyMethodDef storage_del_def;  /* TrackedStorage.__del__, defined below */
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
+/* Reads the slot offsets of ``names`` on ``type`` into ``out``.  Each must be an object slot
+ * (__slots__ member) defined by ``type`` or one of its bases and lie inside the instance, so
+ * the SLOT() reads and writes below stay within objects of that type. */
 static int read_offsets(PyTypeObject *type, const char **names, Py_ssize_t *out, int n) {
     for (int i = 0; i < n; i++) {
         PyObject *descr = PyObject_GetAttrString((PyObject *)type, names[i]);
@@ -43,9 +48,17 @@ static int read_offsets(PyTypeObject *type, const char **names, Py_ssize_t *out,
             return -1;
         }
         PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        PyTypeObject *owner = ((PyMemberDescrObject *)descr)->d_common.d_type;
         if (m->type != T_OBJECT_EX) {
             Py_DECREF(descr);
             PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, names[i]);
+            return -1;
+        }
+        if (owner == NULL || !PyType_IsSubtype(type, owner) || m->offset < (Py_ssize_t)sizeof(PyObject) ||
+            m->offset > owner->tp_basicsize - (Py_ssize_t)sizeof(PyObject *)) {
+            Py_DECREF(descr);
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot of %s's instances (offset %zd)", type->tp_name,
+                         names[i], type->tp_name, m->offset);
             return -1;
         }
         out[i] = m->offset;
@@ -57,18 +70,25 @@ static int read_offsets(PyTypeObject *type, const char **names, Py_ssize_t *out,
 /* configure(Tensor, TrackedStorage, DeviceStats) */
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyTypeObject *t, *s, *d;
+    Py_ssize_t new_t[N_T], new_s[N_S], new_d[N_D];
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &t, &PyType_Type, &s, &PyType_Type, &d))
         return NULL;
-    if (read_offsets(t, tensor_slots, t_off, N_T) < 0 || read_offsets(s, storage_slots, s_off, N_S) < 0 ||
-        read_offsets(d, stats_slots, d_off, N_D) < 0)
+    /* read everything first: a failure leaves the previous configuration whole */
+    if (read_offsets(t, tensor_slots, new_t, N_T) < 0 || read_offsets(s, storage_slots, new_s, N_S) < 0 ||
+        read_offsets(d, stats_slots, new_d, N_D) < 0)
         return NULL;
+    /* a method descriptor, so slot_tp_finalize calls it with the storage as self */
+    PyObject *del = PyDescr_NewMethod(s, &storage_del_def);
+    if (del == NULL)
+        return NULL;
+    memcpy(t_off, new_t, sizeof t_off);
+    memcpy(s_off, new_s, sizeof s_off);
+    memcpy(d_off, new_d, sizeof d_off);
     Py_INCREF(t); Py_XSETREF(tensor_type, t);
     Py_INCREF(s); Py_XSETREF(storage_type, s);
     Py_INCREF(d); Py_XSETREF(stats_type, d);
-    /* a method descriptor, so slot_tp_finalize calls it with the storage as self */
-    PyObject *del = PyDescr_NewMethod(s, &storage_del_def);
-    if (del == NULL || PyObject_SetAttrString((PyObject *)s, "__del__", del) < 0) {
-        Py_XDECREF(del);
+    if (PyObject_SetAttrString((PyObject *)s, "__del__", del) < 0) {
+        Py_DECREF(del);
         return NULL;
     }
     Py_DECREF(del);
@@ -80,61 +100,73 @@ static inline void set_slot(PyObject *obj, Py_ssize_t off, PyObject *value) {
     Py_XSETREF(SLOT(obj, off), value);
 }
 
-/* Add ``delta`` to an int slot of the stats; returns the new value, -1 with an exception set on error. */
-static inline long long add_to(PyObject *stats, int slot, long long delta) {
-    PyObject *old = SLOT(stats, d_off[slot]);
-    long long v = old == NULL ? 0 : PyLong_AsLongLong(old);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    v += delta;
-    PyObject *nv = PyLong_FromLongLong(v);
-    if (nv == NULL)
-        return -1;
-    Py_XSETREF(SLOT(stats, d_off[slot]), nv);
-    return v;
+/* The allocator counters of ``stats`` as 64-bit ints in v[D_CUR_B..N_D).  Returns 0, or 1 when one
+ * is unset, not an exact int, or out of range (the caller then takes the Python steps, which
+ * handle any number), or -1 with an exception set. */
+static int read_counters(PyObject *stats, long long *v) {
+    for (int i = D_CUR_B; i < N_D; i++) {
+        PyObject *o = SLOT(stats, d_off[i]);
+        int overflow;
+        if (o == NULL || !PyLong_CheckExact(o))
+            return 1;
+        v[i] = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow)
+            return 1;
+        if (v[i] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
 }
 
-static inline int raise_peak(PyObject *stats, int slot, long long value) {
-    PyObject *old = SLOT(stats, d_off[slot]);
-    long long p = old == NULL ? 0 : PyLong_AsLongLong(old);
-    if (p == -1 && PyErr_Occurred())
-        return -1;
-    if (value > p) {
-        PyObject *nv = PyLong_FromLongLong(value);
+/* Stores the counters of ``w`` that differ from ``v``. */
+static int write_counters(PyObject *stats, const long long *v, const long long *w) {
+    for (int i = D_CUR_B; i < N_D; i++) {
+        if (w[i] == v[i])
+            continue;
+        PyObject *nv = PyLong_FromLongLong(w[i]);
         if (nv == NULL)
             return -1;
-        Py_XSETREF(SLOT(stats, d_off[slot]), nv);
+        Py_XSETREF(SLOT(stats, d_off[i]), nv);
     }
     return 0;
 }
 
+#define ADD_OR_SLOW(dst, a, b) \
+    if (__builtin_add_overflow((a), (b), &(dst))) return 1
+#define RAISE_PEAK(peak, value) \
+    if ((value) > w[peak]) w[peak] = (value)
+
+/* TrackedStorage.__init__'s counter updates for ``nbytes`` (>= 0) fresh bytes.  Computed in full
+ * before anything is stored: 1 (nothing stored) when a counter is not a 64-bit int or a sum would
+ * overflow, so the caller can take the Python class instead; -1 with an exception set. */
 static int account(PyObject *stats, long long nbytes) {
-    long long c, k;
-    if (add_to(stats, D_TOT_N, 1) == -1 && PyErr_Occurred()) return -1;
-    if (add_to(stats, D_TOT_B, nbytes) == -1 && PyErr_Occurred()) return -1;
-    c = add_to(stats, D_CUR_B, nbytes);
-    if (c == -1 && PyErr_Occurred()) return -1;
-    if (raise_peak(stats, D_PEAK_B, c) < 0) return -1;
-    k = add_to(stats, D_CUR_N, 1);
-    if (k == -1 && PyErr_Occurred()) return -1;
-    if (raise_peak(stats, D_PEAK_N, k) < 0) return -1;
+    long long v[N_D], w[N_D];
+    int r = read_counters(stats, v);
+    if (r != 0)
+        return r;
+    memcpy(w, v, sizeof w);
+    ADD_OR_SLOW(w[D_TOT_N], v[D_TOT_N], 1);
+    ADD_OR_SLOW(w[D_TOT_B], v[D_TOT_B], nbytes);
+    ADD_OR_SLOW(w[D_CUR_B], v[D_CUR_B], nbytes);
+    RAISE_PEAK(D_PEAK_B, w[D_CUR_B]);
+    ADD_OR_SLOW(w[D_CUR_N], v[D_CUR_N], 1);
+    RAISE_PEAK(D_PEAK_N, w[D_CUR_N]);
     if (nbytes > SMALL_SIZE) {
-        long long lb, ln;
-        if (add_to(stats, D_LTOT_N, 1) == -1 && PyErr_Occurred()) return -1;
-        if (add_to(stats, D_LTOT_B, nbytes) == -1 && PyErr_Occurred()) return -1;
-        lb = add_to(stats, D_LCUR_B, nbytes);
-        if (lb == -1 && PyErr_Occurred()) return -1;
-        ln = add_to(stats, D_LCUR_N, 1);
-        if (ln == -1 && PyErr_Occurred()) return -1;
-        if (raise_peak(stats, D_LPEAK_B, lb) < 0 || raise_peak(stats, D_LPEAK_N, ln) < 0) return -1;
+        ADD_OR_SLOW(w[D_LTOT_N], v[D_LTOT_N], 1);
+        ADD_OR_SLOW(w[D_LTOT_B], v[D_LTOT_B], nbytes);
+        ADD_OR_SLOW(w[D_LCUR_B], v[D_LCUR_B], nbytes);
+        ADD_OR_SLOW(w[D_LCUR_N], v[D_LCUR_N], 1);
+        RAISE_PEAK(D_LPEAK_B, w[D_LCUR_B]);
+        RAISE_PEAK(D_LPEAK_N, w[D_LCUR_N]);
     } else {
-        PyObject *lb_o = SLOT(stats, d_off[D_LCUR_B]), *ln_o = SLOT(stats, d_off[D_LCUR_N]);
-        long long lb = lb_o == NULL ? 0 : PyLong_AsLongLong(lb_o);
-        long long ln = ln_o == NULL ? 0 : PyLong_AsLongLong(ln_o);
-        if (PyErr_Occurred()) return -1;
-        if (raise_peak(stats, D_SPEAK_B, c - lb) < 0 || raise_peak(stats, D_SPEAK_N, k - ln) < 0) return -1;
+        long long small_b, small_n;
+        if (__builtin_sub_overflow(w[D_CUR_B], v[D_LCUR_B], &small_b) ||
+            __builtin_sub_overflow(w[D_CUR_N], v[D_LCUR_N], &small_n))
+            return 1;
+        RAISE_PEAK(D_SPEAK_B, small_b);
+        RAISE_PEAK(D_SPEAK_N, small_n);
     }
-    return 0;
+    return write_counters(stats, v, w);
 }
 
 /* new_tensor(data, dtype, device, keyset, stats, nbytes) -> Tensor owning ``data`` in a fresh
@@ -150,30 +182,38 @@ static PyObject *new_tensor(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     PyObject *data = args[0], *dtype = args[1], *device = args[2], *keyset = args[3], *stats = args[4];
     PyObject *nbytes = args[5];
-    PyObject *storage;
-    if (Py_TYPE(stats) != stats_type || SLOT(stats, d_off[D_SLOW]) != Py_False) {
-        /* the replacement allocator's slow path (or an unexpected stats object): the Python class */
+    PyObject *storage = NULL;
+    long long n = -1;
+    if (PyLong_CheckExact(nbytes)) {
+        int overflow;
+        n = PyLong_AsLongLongAndOverflow(nbytes, &overflow);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow)
+            n = -1;
+    }
+    if (n >= 0 && Py_TYPE(stats) == stats_type && SLOT(stats, d_off[D_SLOW]) == Py_False) {
+        const int r = account(stats, n);
+        if (r < 0)
+            return NULL;
+        if (r == 0) {
+            storage = storage_type->tp_alloc(storage_type, 0);
+            if (storage == NULL) /* counted but never made: what the Python class does on MemoryError too */
+                return NULL;
+            set_slot(storage, s_off[S_VERSION], zero);
+            set_slot(storage, s_off[S_NBYTES], nbytes);
+            set_slot(storage, s_off[S_DEVICE], device);
+            set_slot(storage, s_off[S_DATA], data);
+            set_slot(storage, s_off[S_ALLOCATION], stats);
+        }
+    }
+    if (storage == NULL) {
+        /* the replacement allocator's slow path, an unexpected stats object, a byte count that is not
+         * a non-negative 64-bit int, or counters past 64 bits: the Python class, whatever it makes of them */
         PyObject *cargs[4] = {nbytes, device, data, stats};
         storage = PyObject_Vectorcall((PyObject *)storage_type, cargs, 4, NULL);
         if (storage == NULL)
             return NULL;
-    } else {
-        long long n = PyLong_AsLongLong(nbytes);
-        if (n == -1 && PyErr_Occurred())
-            return NULL;
-        storage = storage_type->tp_alloc(storage_type, 0);
-        if (storage == NULL)
-            return NULL;
-        set_slot(storage, s_off[S_VERSION], zero);
-        set_slot(storage, s_off[S_NBYTES], nbytes);
-        set_slot(storage, s_off[S_DEVICE], device);
-        set_slot(storage, s_off[S_DATA], data);
-        if (account(stats, n) < 0) {
-            /* no allocation slot yet: __del__ leaves the counters alone */
-            Py_DECREF(storage);
-            return NULL;
-        }
-        set_slot(storage, s_off[S_ALLOCATION], stats);
     }
     PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
     if (t == NULL) {
@@ -193,24 +233,68 @@ static PyObject *new_tensor(PyObject *self, PyObject *const *args, Py_ssize_t na
     return t;
 }
 
+/* ``stats.<slot> -= delta`` on Python numbers (TrackedStorage.__del__'s own arithmetic). */
+static int sub_slot(PyObject *stats, int slot, PyObject *delta) {
+    PyObject *old = SLOT(stats, d_off[slot]);
+    if (old == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'", Py_TYPE(stats)->tp_name,
+                     stats_slots[slot]);
+        return -1;
+    }
+    PyObject *nv = PyNumber_Subtract(old, delta);
+    if (nv == NULL)
+        return -1;
+    Py_XSETREF(SLOT(stats, d_off[slot]), nv);
+    return 0;
+}
+
 /* TrackedStorage.__del__: give the bytes back to the device's counters (fast path), or let the
  * allocation object release itself (slow-path blocks, a freed storage, the slow path switched on). */
 static PyObject *storage_del(PyObject *self, PyObject *unused) {
+    if (storage_type == NULL || !PyObject_TypeCheck(self, storage_type)) {
+        /* a storage of classes configure() has since replaced: its slots may lie elsewhere */
+        PyErr_Format(PyExc_TypeError, "TrackedStorage.__del__ (C) called on %s, not the configured storage class",
+                     Py_TYPE(self)->tp_name);
+        return NULL;
+    }
     PyObject *a = SLOT(self, s_off[S_ALLOCATION]);
     if (a == NULL)
         Py_RETURN_NONE;
     if (Py_TYPE(a) != stats_type || SLOT(a, d_off[D_SLOW]) != Py_False)
         return PyObject_CallMethod(a, "release", "O", self);
     PyObject *nb = SLOT(self, s_off[S_NBYTES]);
-    long long n = nb == NULL ? 0 : PyLong_AsLongLong(nb);
-    if (n == -1 && PyErr_Occurred())
+    if (nb == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "'TrackedStorage' object has no attribute 'nbytes'");
         return NULL;
-    if (add_to(a, D_CUR_B, -n) == -1 && PyErr_Occurred()) return NULL;
-    if (add_to(a, D_CUR_N, -1) == -1 && PyErr_Occurred()) return NULL;
-    if (n > SMALL_SIZE) {
-        if (add_to(a, D_LCUR_B, -n) == -1 && PyErr_Occurred()) return NULL;
-        if (add_to(a, D_LCUR_N, -1) == -1 && PyErr_Occurred()) return NULL;
     }
+    long long v[N_D], w[N_D], n = 0;
+    int overflow = 1, r = 0;
+    if (PyLong_CheckExact(nb)) {
+        n = PyLong_AsLongLongAndOverflow(nb, &overflow);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (!overflow && n != LLONG_MIN && (r = read_counters(a, v)) == 0) {
+        memcpy(w, v, sizeof w);
+        if (!__builtin_sub_overflow(v[D_CUR_B], n, &w[D_CUR_B]) && !__builtin_sub_overflow(v[D_CUR_N], 1, &w[D_CUR_N]) &&
+            (n <= SMALL_SIZE || (!__builtin_sub_overflow(v[D_LCUR_B], n, &w[D_LCUR_B]) &&
+                                 !__builtin_sub_overflow(v[D_LCUR_N], 1, &w[D_LCUR_N])))) {
+            if (write_counters(a, v, w) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    if (r < 0)
+        return NULL;
+    /* not 64-bit ints, or past 64 bits: the same steps on Python numbers */
+    PyObject *one = PyLong_FromLong(1), *limit = PyLong_FromLong(SMALL_SIZE);
+    int large = one && limit ? PyObject_RichCompareBool(nb, limit, Py_GT) : -1;
+    int failed = large < 0 || sub_slot(a, D_CUR_B, nb) < 0 || sub_slot(a, D_CUR_N, one) < 0 ||
+                 (large && (sub_slot(a, D_LCUR_B, nb) < 0 || sub_slot(a, D_LCUR_N, one) < 0));
+    Py_XDECREF(one);
+    Py_XDECREF(limit);
+    if (failed)
+        return NULL;
     Py_RETURN_NONE;
 }
 

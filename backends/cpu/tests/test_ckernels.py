@@ -280,3 +280,147 @@ def test_nll_loss_refuses_out_of_range_targets_like_torch(bad):
     good = F.log_softmax(x, 1).detach()
     with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
         op(torchplug.tensor(1.0), good, t, None, 1, -100, torchplug.tensor(4.0))
+
+
+# ---- hostile arguments to the raw entry points: a clean exception, never a write outside a buffer -----------------
+_F4, _F8, _I8 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)
+_HUGE = [2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 62, 2 ** 63 - 1]
+_GEOM = (1, 2, 5, 6, 2, 3, 1, 2, 1, 1, 2, 1, 4, 3)  # N C H W KH KW SH SW PH PW DH DW OH OW: a valid window geometry
+_FIELDS = "N C H W KH KW SH SW PH PW DH DW OH OW".split()
+
+
+def _geom_buffers(g, dtype=_F4):
+    n, c, h, w, kh, kw, *_, oh, ow = g
+    return np.zeros(n * c * h * w, dtype), np.zeros(c * kh * kw * n * oh * ow, dtype), np.zeros(n * c * oh * ow, dtype)
+
+
+def test_the_valid_geometry_of_the_hostile_tests_runs():
+    k = _native.ckernels
+    x, cols, out = _geom_buffers(_GEOM)
+    k.im2col(x, cols, False, _GEOM)
+    k.col2im(cols, x, False, _GEOM)
+    k.max_pool2d(x, out, np.zeros(out.size, _I8), False, _GEOM)
+
+
+@pytest.mark.parametrize("field", range(14), ids=_FIELDS)
+@pytest.mark.parametrize("value", [-1, -(2 ** 63)] + _HUGE)
+def test_window_kernels_refuse_each_hostile_geometry_field(field, value):
+    k = _native.ckernels
+    g = list(_GEOM)
+    g[field] = value
+    g = tuple(g)
+    x, cols, out = _geom_buffers(_GEOM)  # buffers sized for the valid geometry
+    idx = np.full(out.size, -7, _I8)
+    out[:] = np.nan
+    sizes = field in (0, 1, 2, 3, 12, 13)  # N C H W OH OW: every kernel's buffer sizes depend on them
+    for name, call in [("im2col", lambda: k.im2col(x, cols, False, g)), ("col2im", lambda: k.col2im(cols, x, False, g)),
+                       ("max_pool2d", lambda: k.max_pool2d(x, out, idx, False, g))]:
+        try:
+            call()
+        except (ValueError, OverflowError):
+            continue
+        # Accepted: a field that leaves the buffer sizes alone, with a geometry the kernel can run safely
+        # (a long kernel clamped to the input, one window whose stride never applies, ...).
+        assert value >= 0 and not sizes and not (name != "max_pool2d" and field in (4, 5)), (name, value)
+        if name == "max_pool2d":  # every output written (the input is zeros; -inf where a window saw only padding)
+            assert set(out.tolist()) <= {0.0, -np.inf} and (idx >= 0).all()
+
+
+def test_size_products_that_wrap_to_the_buffer_length_raise_overflow():
+    k = _native.ckernels
+    empty = np.zeros(0, np.float32)
+    # N * C * H * W = 2^64 wraps to 0 in 64 bits: the old check matched an empty buffer and ran the loops
+    for g in [(2 ** 62, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1), (2 ** 32, 2 ** 32, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1),
+              (1, 1, 2 ** 32, 2 ** 32, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1), (1, 1, 1, 1, 2 ** 32, 2 ** 32, 1, 1, 0, 0, 1, 1, 1, 1)]:
+        for call in (k.im2col, k.col2im):
+            with pytest.raises(OverflowError, match="overflows a 64-bit size"):
+                call(empty, empty, False, g)
+        with pytest.raises((OverflowError, ValueError)):
+            k.max_pool2d(empty, empty, np.zeros(0, _I8), False, g)
+    # the review's im2col with sizes near 2^32 (segfaulted)
+    with pytest.raises((OverflowError, ValueError)):
+        k.im2col(np.zeros(16, np.float32), np.zeros(16, np.float32), False,
+                 (1, 1, 2 ** 32, 2 ** 32, 2, 2, 1, 1, 0, 0, 1, 1, 2 ** 32 - 1, 2 ** 32 - 1))
+    with pytest.raises(OverflowError):
+        k.max_pool_backward(empty, np.zeros(0, _I8), empty, False, 2 ** 62, 4, 0)
+    with pytest.raises(OverflowError):
+        k.softmax(empty, empty, False, 2 ** 62, 4, False)
+    with pytest.raises(OverflowError):
+        k.nll(empty, np.zeros(2 ** 2, _I8), False, 4, 2 ** 62, -100)
+    with pytest.raises(OverflowError):
+        k.im2col(empty, empty, False, (1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 2 ** 64))  # beyond int64: refused
+
+
+def test_max_pool_refuses_the_reviewed_negative_padding_and_other_pytorch_preconditions():
+    k = _native.ckernels
+    x = np.arange(8 * 300, dtype=np.float32)
+    out, idx = np.zeros(7 * 299, np.float32), np.zeros(7 * 299, _I8)
+    with pytest.raises(ValueError, match="padding of height must be non-negative, got -1"):
+        k.max_pool2d(x, out, idx, False, (1, 1, 8, 300, 2, 2, 1, 1, -1, -1, 1, 1, 7, 299))
+    x = np.zeros(25, np.float32)
+    with pytest.raises(ValueError, match="exceeds half the dilated kernel"):  # 2x2 kernel, dilation 1, pad 2
+        k.max_pool2d(x, np.zeros(64, np.float32), np.zeros(64, _I8), False, (1, 1, 5, 5, 2, 2, 1, 1, 2, 2, 1, 1, 8, 8))
+    # ceil_mode's partial window is the third: a fourth would start past the input
+    k.max_pool2d(x, np.zeros(9, np.float32), np.zeros(9, _I8), False, (1, 1, 5, 5, 2, 2, 2, 2, 0, 0, 1, 1, 3, 3))
+    with pytest.raises(ValueError, match="are more than the 3 that fit"):
+        k.max_pool2d(x, np.zeros(16, np.float32), np.zeros(16, _I8), False, (1, 1, 5, 5, 2, 2, 2, 2, 0, 0, 1, 1, 4, 4))
+    with pytest.raises(ValueError, match="are more than the 0 that fit"):  # no window: dilated taps skip the input
+        k.max_pool2d(x, np.zeros(16, np.float32), np.zeros(16, _I8), False,
+                     (1, 1, 5, 5, 2, 2, 1, 1, 1, 1, 2 ** 31 - 1, 2 ** 31 - 1, 4, 4))
+    with pytest.raises(ValueError, match="kernel .* must be positive"):
+        k.max_pool2d(x, np.zeros(36, np.float32), np.zeros(36, _I8), False, (1, 1, 5, 5, 0, 0, 1, 1, 0, 0, 1, 1, 6, 6))
+
+
+def test_buffers_of_the_wrong_size_kind_or_alignment_are_refused():
+    k = _native.ckernels
+    g = _GEOM
+    x, cols, out = _geom_buffers(g)
+    idx = np.zeros(out.size, _I8)
+    with pytest.raises(ValueError, match="input holds"):
+        k.im2col(x[:-1], cols, False, g)
+    with pytest.raises(ValueError, match="columns holds"):
+        k.im2col(x, np.zeros(cols.size + 1, np.float32), False, g)
+    with pytest.raises(ValueError, match="input holds"):  # float32 data declared float64
+        k.im2col(x, cols, True, g)
+    with pytest.raises(ValueError, match="indices holds"):
+        k.max_pool2d(x, out, np.zeros(out.size, np.int32), False, g)
+    with pytest.raises((TypeError, BufferError)):  # a read-only output
+        k.im2col(x, bytes(cols.nbytes), False, g)
+    with pytest.raises((TypeError, BufferError, ValueError)):  # a non-contiguous buffer
+        k.im2col(np.zeros(2 * x.size, np.float32)[::2], cols, False, g)
+    raw = np.zeros(x.nbytes + 8, np.uint8)
+    unaligned = np.ndarray(x.shape, np.float32, raw, offset=1)
+    with pytest.raises(ValueError, match="not aligned"):
+        k.im2col(unaligned, cols, False, g)
+    with pytest.raises(TypeError):
+        k.im2col(x, cols, False, g[:-1])  # 13 geometry fields
+    with pytest.raises(ValueError, match="shares memory"):
+        k.threshold_backward(x, cols[: x.size], x, 0.0, False)
+    with pytest.raises(ValueError, match="holds"):  # a byte length that is no whole number of items
+        k.threshold_backward(np.zeros(7, np.uint8), np.zeros(7, np.uint8), np.zeros(7, np.uint8), 0.0, False)
+    with pytest.raises(ValueError, match="grad holds"):
+        k.threshold_backward(x, x[:-1].copy(), np.zeros_like(x), 0.0, False)
+
+
+def test_backward_and_row_kernels_refuse_out_of_range_indices_targets_and_rows():
+    k = _native.ckernels
+    go, gi = np.ones(4, np.float32), np.zeros(16, np.float32)
+    for bad in (16, -1, 2 ** 63 - 1, -(2 ** 63), 2 ** 32):
+        with pytest.raises(IndexError, match="outside its input plane of 16 elements"):
+            k.max_pool_backward(go, np.array([0, 1, 2, bad], _I8), gi, False, 1, 4, 16)
+    assert gi.tolist()[:3] == [5.0, 5.0, 5.0] and not gi[3:].any()  # only the in-plane indices were added
+    with pytest.raises(ValueError):
+        k.max_pool_backward(go, np.zeros(4, _I8), gi, False, -1, -4, -16)
+    x = np.zeros(6, np.float32)
+    for bad in (3, -1, 2 ** 63 - 1, -(2 ** 63)):
+        with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+            k.nll(x, np.array([0, bad], _I8), False, 2, 3, -100)
+        with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+            k.nll_backward(np.array([0, bad], _I8), np.zeros(6, np.float32), False, 2, 3, -100, 1.0)
+    assert k.nll(x, np.array([-(2 ** 63), 1], _I8), False, 2, 3, -(2 ** 63)) == (0.0, 1)  # ignored, never read
+    with pytest.raises(ValueError, match="row count must be non-negative"):
+        k.nll(x, np.zeros(0, _I8), False, -2, -3, -100)
+    with pytest.raises(ValueError, match="must not be empty"):
+        k.softmax_backward(x, x, np.zeros(6, np.float32), False, 6, 0, False)
+    with pytest.raises(ValueError, match="row count must be non-negative"):
+        k.softmax(x, np.zeros(6, np.float32), False, -6, -1, True)

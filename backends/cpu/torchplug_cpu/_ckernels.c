@@ -17,23 +17,139 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Defence in depth: every entry point checks its own arguments, whatever its Python callers
+ * checked.  Buffers must hold exactly the items the geometry describes (from the buffer
+ * protocol's len), be aligned for their item type, sizes are non-negative, kernels, strides and
+ * dilations positive, padding non-negative, and every size product or window extent is computed
+ * with overflow checks, so that no argument can make a kernel touch memory outside its buffers:
+ * a bad one raises ValueError or OverflowError (IndexError for a bad index or target). */
+
 typedef struct {
     long long n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 } geom_t;
 
-/* Checks that a buffer holds exactly ``count`` items of ``itemsize`` bytes. */
+/* a * b and a + b on 64-bit sizes; -1 with OverflowError set when the result does not fit. */
+static int mul64(long long a, long long b, long long *out, const char *what) {
+    if (__builtin_mul_overflow(a, b, out)) {
+        PyErr_Format(PyExc_OverflowError, "_ckernels: %s overflows a 64-bit size (%lld * %lld)", what, a, b);
+        return -1;
+    }
+    return 0;
+}
+
+static int add64(long long a, long long b, long long *out, const char *what) {
+    if (__builtin_add_overflow(a, b, out)) {
+        PyErr_Format(PyExc_OverflowError, "_ckernels: %s overflows a 64-bit size (%lld + %lld)", what, a, b);
+        return -1;
+    }
+    return 0;
+}
+
+/* The product of ``k`` sizes, each checked to be non-negative first. */
+static int product(const char *what, long long *out, int k, const long long *v) {
+    long long p = 1;
+    for (int i = 0; i < k; i++) {
+        if (v[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "_ckernels: %s has a negative size (%lld)", what, v[i]);
+            return -1;
+        }
+        if (mul64(p, v[i], &p, what) < 0)
+            return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Checks that a buffer holds exactly ``count`` items of ``itemsize`` bytes, aligned for them. */
 static int check_size(Py_buffer *b, const char *what, long long count, Py_ssize_t itemsize) {
-    if (count < 0 || b->len != (Py_ssize_t)(count * itemsize)) {
+    long long bytes;
+    if (count < 0) {
+        PyErr_Format(PyExc_ValueError, "_ckernels: %s: negative item count %lld", what, count);
+        return -1;
+    }
+    if (mul64(count, (long long)itemsize, &bytes, what) < 0)
+        return -1;
+    if ((long long)b->len != bytes) {
         PyErr_Format(PyExc_ValueError, "_ckernels: %s holds %zd bytes, expected %lld items of %zd bytes",
                      what, b->len, count, itemsize);
+        return -1;
+    }
+    if (bytes && (uintptr_t)b->buf % (uintptr_t)itemsize) {
+        PyErr_Format(PyExc_ValueError, "_ckernels: %s is not aligned to its %zd-byte items; pass an aligned array",
+                     what, itemsize);
         return -1;
     }
     return 0;
 }
 
 static int parse_geom(PyObject *g, geom_t *out) {
-    return PyArg_ParseTuple(g, "LLLLLLLLLLLLLL", &out->n, &out->c, &out->h, &out->w, &out->kh, &out->kw, &out->sh,
-                            &out->sw, &out->ph, &out->pw, &out->dh, &out->dw, &out->oh, &out->ow);
+    return PyArg_ParseTuple(g, "LLLLLLLLLLLLLL;geometry is (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW)",
+                            &out->n, &out->c, &out->h, &out->w, &out->kh, &out->kw, &out->sh, &out->sw, &out->ph,
+                            &out->pw, &out->dh, &out->dw, &out->oh, &out->ow);
+}
+
+/* One spatial axis of a window geometry: input ``size``, ``out`` windows of ``k`` taps ``d`` apart,
+ * ``s`` apart, ``p`` padding.  Checks that the furthest index any loop computes,
+ * (out - 1) * s + (k - 1) * d + 2 * p + size (and ``plane`` plus it), fits in 64 bits, so the
+ * loops' index arithmetic cannot overflow. */
+static int check_axis(const char *op, const char *axis, long long size, long long k, long long s, long long p,
+                      long long d, long long out, long long plane) {
+    long long last, extent, reach;
+    if (k < 1 || s < 1 || d < 1) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.%s: kernel (%lld), stride (%lld) and dilation (%lld) of %s must "
+                     "be positive", op, k, s, d, axis);
+        return -1;
+    }
+    if (p < 0) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.%s: padding of %s must be non-negative, got %lld", op, axis, p);
+        return -1;
+    }
+    if (mul64(out > 0 ? out - 1 : 0, s, &last, op) < 0 || mul64(k - 1, d, &extent, op) < 0 ||
+        add64(last, extent, &reach, op) < 0 || add64(reach, p, &reach, op) < 0 || add64(reach, p, &reach, op) < 0 ||
+        add64(reach, size, &reach, op) < 0 || add64(reach, plane, &reach, op) < 0 || add64(reach, 1, &reach, op) < 0)
+        return -1;
+    return 0;
+}
+
+/* The checks every window geometry needs (sizes, positive kernel/stride/dilation, padding, no
+ * overflow); ``image``/``outputs`` receive N*C*H*W and N*C*OH*OW. */
+static int check_geom(const char *op, const geom_t *g, long long *image, long long *outputs) {
+    const long long in_sizes[4] = {g->n, g->c, g->h, g->w}, out_sizes[4] = {g->n, g->c, g->oh, g->ow};
+    long long plane;
+    if (product("input size", image, 4, in_sizes) < 0 || product("output size", outputs, 4, out_sizes) < 0 ||
+        mul64(g->h, g->w, &plane, op) < 0)
+        return -1;
+    return check_axis(op, "height", g->h, g->kh, g->sh, g->ph, g->dh, g->oh, plane) < 0 ||
+                   check_axis(op, "width", g->w, g->kw, g->sw, g->pw, g->dw, g->ow, plane) < 0
+               ? -1
+               : 0;
+}
+
+/* Max pooling's own preconditions (PyTorch's): padding at most half the dilated kernel, and no
+ * more windows than PyTorch's pooling_output_shape gives with ceil_mode (each starts inside the
+ * input or its left padding). */
+static int check_pool_axis(const char *axis, long long size, long long k, long long s, long long p, long long d,
+                           long long out) {
+    const long long effective = (k - 1) * d + 1, span = size + 2 * p - effective; /* fit: check_axis ran first */
+    long long first_inside;
+    if (add64(p, s, &first_inside, "max_pool2d") < 0) /* the kernel computes (p + s - 1) / s */
+        return -1;
+    if (p > effective / 2) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.max_pool2d: padding %lld of %s exceeds half the dilated kernel "
+                     "(%lld)", p, axis, effective);
+        return -1;
+    }
+    long long most = span < 0 ? 0 : span / s + (span % s != 0) + 1;
+    /* the last window must start inside the input or its left padding: (most - 1) * s < size + p */
+    if (most > 0 && most - 1 >= (size + p) / s + ((size + p) % s != 0))
+        most--;
+    if (out > most) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.max_pool2d: %lld windows over %s %lld (kernel %lld, stride %lld, "
+                     "padding %lld, dilation %lld) are more than the %lld that fit", out, axis, size, k, s, p, d,
+                     most);
+        return -1;
+    }
+    return 0;
 }
 
 /* cols[(c*KH + ki)*KW + kj, (n*OH + oy)*OW + ox] = x[n, c, oy*SH - PH + ki*DH, ox*SW - PW + kj*DW] (0 outside) */
@@ -329,25 +445,32 @@ static PyObject *run_columns(PyObject *args, int to_columns) {
     int dbl;
     PyObject *gt;
     geom_t g;
-    if (!PyArg_ParseTuple(args, "y*w*pO!", &src, &dst, &dbl, &PyTuple_Type, &gt))
+    const char *op = to_columns ? "im2col" : "col2im";
+    if (!PyArg_ParseTuple(args, to_columns ? "y*w*pO!:im2col" : "y*w*pO!:col2im", &src, &dst, &dbl, &PyTuple_Type,
+                          &gt))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (parse_geom(gt, &g)) {
-        const long long image = g.n * g.c * g.h * g.w, columns = g.c * g.kh * g.kw * g.n * g.oh * g.ow;
+    long long image, outputs, columns;
+    if (parse_geom(gt, &g) && check_geom(op, &g, &image, &outputs) == 0 && mul64(outputs, g.kh, &columns, op) == 0 &&
+        mul64(columns, g.kw, &columns, op) == 0) {
         Py_buffer *img = to_columns ? &src : &dst, *cols = to_columns ? &dst : &src;
         if (check_size(img, to_columns ? "input" : "input gradient", image, size) == 0 &&
             check_size(cols, "columns", columns, size) == 0) {
-            Py_BEGIN_ALLOW_THREADS
-            if (to_columns && dbl)
-                im2col_double((const double *)src.buf, (double *)dst.buf, &g);
-            else if (to_columns)
-                im2col_float((const float *)src.buf, (float *)dst.buf, &g);
-            else if (dbl)
-                col2im_double((const double *)src.buf, (double *)dst.buf, &g);
-            else
-                col2im_float((const float *)src.buf, (float *)dst.buf, &g);
-            Py_END_ALLOW_THREADS
+            if (image && columns) {
+                Py_BEGIN_ALLOW_THREADS
+                if (to_columns && dbl)
+                    im2col_double((const double *)src.buf, (double *)dst.buf, &g);
+                else if (to_columns)
+                    im2col_float((const float *)src.buf, (float *)dst.buf, &g);
+                else if (dbl)
+                    col2im_double((const double *)src.buf, (double *)dst.buf, &g);
+                else
+                    col2im_float((const float *)src.buf, (float *)dst.buf, &g);
+                Py_END_ALLOW_THREADS
+            } else if (to_columns && columns) { /* an empty input: every column entry is padding */
+                memset(dst.buf, 0, (size_t)dst.len);
+            }
             result = Py_NewRef(Py_None);
         }
     }
@@ -366,25 +489,25 @@ static PyObject *py_max_pool2d(PyObject *self, PyObject *args) {
     int dbl;
     PyObject *gt;
     geom_t g;
-    if (!PyArg_ParseTuple(args, "y*w*w*pO!", &x, &out, &idx, &dbl, &PyTuple_Type, &gt))
+    if (!PyArg_ParseTuple(args, "y*w*w*pO!:max_pool2d", &x, &out, &idx, &dbl, &PyTuple_Type, &gt))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (parse_geom(gt, &g) && check_size(&x, "input", g.n * g.c * g.h * g.w, size) == 0 &&
-        check_size(&out, "output", g.n * g.c * g.oh * g.ow, size) == 0 &&
-        check_size(&idx, "indices", g.n * g.c * g.oh * g.ow, sizeof(int64_t)) == 0) {
-        if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) {
-            PyErr_SetString(PyExc_ValueError, "_ckernels.max_pool2d: kernel, stride and dilation must be positive");
-        } else {
-            const long long planes = g.n * g.c;
+    long long image, outputs;
+    if (parse_geom(gt, &g) && check_geom("max_pool2d", &g, &image, &outputs) == 0 &&
+        check_pool_axis("height", g.h, g.kh, g.sh, g.ph, g.dh, g.oh) == 0 &&
+        check_pool_axis("width", g.w, g.kw, g.sw, g.pw, g.dw, g.ow) == 0 && check_size(&x, "input", image, size) == 0 &&
+        check_size(&out, "output", outputs, size) == 0 && check_size(&idx, "indices", outputs, sizeof(int64_t)) == 0) {
+        if (outputs) {
+            const long long planes = g.n * g.c; /* divides ``outputs``: no overflow */
             Py_BEGIN_ALLOW_THREADS
             if (dbl)
                 max_pool_dispatch_double((const double *)x.buf, (double *)out.buf, (int64_t *)idx.buf, planes, &g);
             else
                 max_pool_dispatch_float((const float *)x.buf, (float *)out.buf, (int64_t *)idx.buf, planes, &g);
             Py_END_ALLOW_THREADS
-            result = Py_NewRef(Py_None);
         }
+        result = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&x);
     PyBuffer_Release(&out);
@@ -398,22 +521,26 @@ static PyObject *py_max_pool_backward(PyObject *self, PyObject *args) {
     Py_buffer go, idx, gi;
     int dbl;
     long long planes, out_pp, in_pp;
-    if (!PyArg_ParseTuple(args, "y*y*w*pLLL", &go, &idx, &gi, &dbl, &planes, &out_pp, &in_pp))
+    if (!PyArg_ParseTuple(args, "y*y*w*pLLL:max_pool_backward", &go, &idx, &gi, &dbl, &planes, &out_pp, &in_pp))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (check_size(&go, "grad_output", planes * out_pp, size) == 0 &&
-        check_size(&idx, "indices", planes * out_pp, sizeof(int64_t)) == 0 &&
-        check_size(&gi, "grad_input", planes * in_pp, size) == 0) {
-        long long bad;
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            bad = max_pool_backward_double((const double *)go.buf, (const int64_t *)idx.buf, (double *)gi.buf, planes,
-                                           out_pp, in_pp);
-        else
-            bad = max_pool_backward_float((const float *)go.buf, (const int64_t *)idx.buf, (float *)gi.buf, planes,
-                                          out_pp, in_pp);
-        Py_END_ALLOW_THREADS
+    const long long out_sizes[2] = {planes, out_pp}, in_sizes[2] = {planes, in_pp};
+    long long outputs, inputs;
+    if (product("grad_output size", &outputs, 2, out_sizes) == 0 && product("grad_input size", &inputs, 2, in_sizes) == 0 &&
+        check_size(&go, "grad_output", outputs, size) == 0 && check_size(&idx, "indices", outputs, sizeof(int64_t)) == 0 &&
+        check_size(&gi, "grad_input", inputs, size) == 0) {
+        long long bad = -1;
+        if (outputs) {
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                bad = max_pool_backward_double((const double *)go.buf, (const int64_t *)idx.buf, (double *)gi.buf,
+                                               planes, out_pp, in_pp);
+            else
+                bad = max_pool_backward_float((const float *)go.buf, (const int64_t *)idx.buf, (float *)gi.buf, planes,
+                                              out_pp, in_pp);
+            Py_END_ALLOW_THREADS
+        }
         if (bad >= 0)
             PyErr_Format(PyExc_IndexError,
                          "max pooling backward: index %lld (at flat position %lld of indices) is outside its "
@@ -428,25 +555,40 @@ static PyObject *py_max_pool_backward(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* Whether two buffers share any byte (the kernels' restrict-qualified outputs must not). */
+static int overlap(const Py_buffer *a, const Py_buffer *b) {
+    const uintptr_t a0 = (uintptr_t)a->buf, b0 = (uintptr_t)b->buf;
+    return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
+}
+
 /* threshold_backward(x, grad, out, threshold, dbl): three buffers of one size and dtype */
 static PyObject *py_threshold_backward(PyObject *self, PyObject *args) {
     Py_buffer x, g, out;
     double threshold;
     int dbl;
-    if (!PyArg_ParseTuple(args, "y*y*w*dp", &x, &g, &out, &threshold, &dbl))
+    if (!PyArg_ParseTuple(args, "y*y*w*dp:threshold_backward", &x, &g, &out, &threshold, &dbl))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
     const long long n = x.len / size;
     if (check_size(&x, "input", n, size) == 0 && check_size(&g, "grad", n, size) == 0 &&
         check_size(&out, "output", n, size) == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            threshold_backward_double((const double *)x.buf, (const double *)g.buf, (double *)out.buf, threshold, n);
-        else
-            threshold_backward_float((const float *)x.buf, (const float *)g.buf, (float *)out.buf, (float)threshold, n);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        if (overlap(&out, &x) || overlap(&out, &g)) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.threshold_backward: the output shares memory with an input; "
+                            "pass a fresh output array");
+        } else {
+            if (n) {
+                Py_BEGIN_ALLOW_THREADS
+                if (dbl)
+                    threshold_backward_double((const double *)x.buf, (const double *)g.buf, (double *)out.buf,
+                                              threshold, n);
+                else
+                    threshold_backward_float((const float *)x.buf, (const float *)g.buf, (float *)out.buf,
+                                             (float)threshold, n);
+                Py_END_ALLOW_THREADS
+            }
+            result = Py_NewRef(Py_None);
+        }
     }
     PyBuffer_Release(&x);
     PyBuffer_Release(&g);
@@ -454,24 +596,35 @@ static PyObject *py_threshold_backward(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* (rows, n) of a row-wise kernel: rows >= 0, n >= ``min_n``; ``count`` receives rows * n. */
+static int check_rows(const char *op, long long rows, long long n, long long min_n, long long *count) {
+    if (rows < 0 || n < min_n) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.%s: got %lld rows of %lld elements; the row count must be "
+                     "non-negative and rows %s", op, rows, n, min_n ? "must not be empty" : "not of negative length");
+        return -1;
+    }
+    return mul64(rows, n, count, op);
+}
+
 /* softmax(x, out, dbl, rows, n, log) and softmax_backward(grad, output, out, dbl, rows, n, log): row-wise */
 static PyObject *py_softmax(PyObject *self, PyObject *args) {
     Py_buffer x, out;
     int dbl, log_;
-    long long rows, n;
-    if (!PyArg_ParseTuple(args, "y*w*pLLp", &x, &out, &dbl, &rows, &n, &log_))
+    long long rows, n, count;
+    if (!PyArg_ParseTuple(args, "y*w*pLLp:softmax", &x, &out, &dbl, &rows, &n, &log_))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (n < 1) {
-        PyErr_SetString(PyExc_ValueError, "_ckernels.softmax: the reduced axis must not be empty");
-    } else if (check_size(&x, "input", rows * n, size) == 0 && check_size(&out, "output", rows * n, size) == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            softmax_double((const double *)x.buf, (double *)out.buf, rows, n, log_);
-        else
-            softmax_float((const float *)x.buf, (float *)out.buf, rows, n, log_);
-        Py_END_ALLOW_THREADS
+    if (check_rows("softmax", rows, n, 1, &count) == 0 && check_size(&x, "input", count, size) == 0 &&
+        check_size(&out, "output", count, size) == 0) {
+        if (count) {
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                softmax_double((const double *)x.buf, (double *)out.buf, rows, n, log_);
+            else
+                softmax_float((const float *)x.buf, (float *)out.buf, rows, n, log_);
+            Py_END_ALLOW_THREADS
+        }
         result = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&x);
@@ -482,20 +635,22 @@ static PyObject *py_softmax(PyObject *self, PyObject *args) {
 static PyObject *py_softmax_backward(PyObject *self, PyObject *args) {
     Py_buffer g, y, out;
     int dbl, log_;
-    long long rows, n;
-    if (!PyArg_ParseTuple(args, "y*y*w*pLLp", &g, &y, &out, &dbl, &rows, &n, &log_))
+    long long rows, n, count;
+    if (!PyArg_ParseTuple(args, "y*y*w*pLLp:softmax_backward", &g, &y, &out, &dbl, &rows, &n, &log_))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long count = rows * n;
-    if (check_size(&g, "grad", count, size) == 0 && check_size(&y, "output", count, size) == 0 &&
-        check_size(&out, "grad_input", count, size) == 0) {
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            softmax_backward_double((const double *)g.buf, (const double *)y.buf, (double *)out.buf, rows, n, log_);
-        else
-            softmax_backward_float((const float *)g.buf, (const float *)y.buf, (float *)out.buf, rows, n, log_);
-        Py_END_ALLOW_THREADS
+    if (check_rows("softmax_backward", rows, n, 1, &count) == 0 && check_size(&g, "grad", count, size) == 0 &&
+        check_size(&y, "output", count, size) == 0 && check_size(&out, "grad_input", count, size) == 0) {
+        if (count) {
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                softmax_backward_double((const double *)g.buf, (const double *)y.buf, (double *)out.buf, rows, n,
+                                        log_);
+            else
+                softmax_backward_float((const float *)g.buf, (const float *)y.buf, (float *)out.buf, rows, n, log_);
+            Py_END_ALLOW_THREADS
+        }
         result = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&g);
@@ -513,21 +668,24 @@ static PyObject *target_error(const Py_buffer *t, long long row) {
 static PyObject *py_nll(PyObject *self, PyObject *args) {
     Py_buffer x, t;
     int dbl;
-    long long rows, n, ignore;
-    if (!PyArg_ParseTuple(args, "y*y*pLLL", &x, &t, &dbl, &rows, &n, &ignore))
+    long long rows, n, ignore, count;
+    if (!PyArg_ParseTuple(args, "y*y*pLLL:nll", &x, &t, &dbl, &rows, &n, &ignore))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (check_size(&x, "input", rows * n, size) == 0 && check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
+    if (check_rows("nll", rows, n, 0, &count) == 0 && check_size(&x, "input", count, size) == 0 &&
+        check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
         double total = 0;
-        long long count = 0, bad;
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            bad = nll_double((const double *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &count);
-        else
-            bad = nll_float((const float *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &count);
-        Py_END_ALLOW_THREADS
-        result = bad >= 0 ? target_error(&t, bad) : Py_BuildValue("(dL)", total, count);
+        long long counted = 0, bad = -1;
+        if (rows) {
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                bad = nll_double((const double *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &counted);
+            else
+                bad = nll_float((const float *)x.buf, (const int64_t *)t.buf, rows, n, ignore, &total, &counted);
+            Py_END_ALLOW_THREADS
+        }
+        result = bad >= 0 ? target_error(&t, bad) : Py_BuildValue("(dL)", total, counted);
     }
     PyBuffer_Release(&x);
     PyBuffer_Release(&t);
@@ -538,20 +696,23 @@ static PyObject *py_nll(PyObject *self, PyObject *args) {
 static PyObject *py_nll_backward(PyObject *self, PyObject *args) {
     Py_buffer t, gi;
     int dbl;
-    long long rows, n, ignore;
+    long long rows, n, ignore, count;
     double value;
-    if (!PyArg_ParseTuple(args, "y*w*pLLLd", &t, &gi, &dbl, &rows, &n, &ignore, &value))
+    if (!PyArg_ParseTuple(args, "y*w*pLLLd:nll_backward", &t, &gi, &dbl, &rows, &n, &ignore, &value))
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    if (check_size(&gi, "grad_input", rows * n, size) == 0 && check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
-        long long bad;
-        Py_BEGIN_ALLOW_THREADS
-        if (dbl)
-            bad = nll_backward_double((const int64_t *)t.buf, (double *)gi.buf, rows, n, ignore, value);
-        else
-            bad = nll_backward_float((const int64_t *)t.buf, (float *)gi.buf, rows, n, ignore, (float)value);
-        Py_END_ALLOW_THREADS
+    if (check_rows("nll_backward", rows, n, 0, &count) == 0 && check_size(&gi, "grad_input", count, size) == 0 &&
+        check_size(&t, "target", rows, sizeof(int64_t)) == 0) {
+        long long bad = -1;
+        if (rows) {
+            Py_BEGIN_ALLOW_THREADS
+            if (dbl)
+                bad = nll_backward_double((const int64_t *)t.buf, (double *)gi.buf, rows, n, ignore, value);
+            else
+                bad = nll_backward_float((const int64_t *)t.buf, (float *)gi.buf, rows, n, ignore, (float)value);
+            Py_END_ALLOW_THREADS
+        }
         result = bad >= 0 ? target_error(&t, bad) : Py_NewRef(Py_None);
     }
     PyBuffer_Release(&t);

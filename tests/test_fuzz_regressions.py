@@ -268,3 +268,203 @@ MASKED = {
 @pytest.mark.parametrize("name", sorted(MASKED))
 def test_index_put_one_mask_one_value_is_masked_fill(name):
     check_same(MASKED[name], message_chars=200)
+
+
+# ---- clamp with a number beside a Tensor bound: torch wraps the number ------------------------------------------
+def _x(L, dtype="float32"):
+    return L.tensor([0.0, 1.5, 3.0]).to(getattr(L, dtype))
+
+
+CLAMP = {
+    "issue_number_min_tensor_max": lambda L: L.clamp(_x(L), 1, L.tensor(2.0)),
+    "tensor_min_number_max": lambda L: L.clamp(_x(L), L.tensor(1.0), 2),
+    "method": lambda L: _x(L).clamp(1, L.tensor(2.0)),
+    "method_keywords": lambda L: _x(L).clamp(min=1, max=L.tensor(2.0)),
+    "in_place": lambda L: _x(L).clamp_(1, L.tensor(2.0)),
+    "clip": lambda L: L.clip(_x(L), 1, L.tensor(2.0)),
+    "out": lambda L: L.clamp(_x(L), 1, L.tensor(2.0), out=L.empty(3)),
+    "int_input_float_number_promotes": lambda L: L.clamp(_x(L, "int64"), 1.5, L.tensor(2)),
+    "int_input_int_number_stays_int": lambda L: L.clamp(_x(L, "int64"), 1, L.tensor(2)),
+    "bool_number": lambda L: L.clamp(_x(L), True, L.tensor(2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLAMP))
+def test_clamp_number_beside_tensor_bound(name):
+    check_same(lambda L: (lambda r: (r, str(r.dtype).split(".")[-1]))(CLAMP[name](L)))
+
+
+# ---- Python numbers where torch has no Scalar overload ----------------------------------------------------------
+def _t(L):
+    return L.tensor([1.0, 2.0])
+
+
+NUMBERS = {}
+for _op in ("maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"):
+    NUMBERS[f"{_op}_other"] = (lambda op: lambda L: getattr(L, op)(_t(L), 2))(_op)
+    NUMBERS[f"{_op}_input"] = (lambda op: lambda L: getattr(L, op)(2, _t(L)))(_op)
+    NUMBERS[f"{_op}_method"] = (lambda op: lambda L: getattr(_t(L), op)(2.5))(_op)
+for _op in ("eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign", "clamp_min", "clamp_max"):
+    NUMBERS[f"{_op}_number_first"] = (lambda op: lambda L: getattr(L, op)(2, _t(L)))(_op)
+    NUMBERS[f"{_op}_number_second_ok"] = (lambda op: lambda L: getattr(L, op)(_t(L), 2))(_op)
+for _op in ("add", "sub", "mul", "div", "pow", "remainder", "xlogy", "float_power", "floor_divide"):
+    NUMBERS[f"{_op}_number_first_ok"] = (lambda op: lambda L: getattr(L, op)(2, _t(L)))(_op)
+NUMBERS.update({
+    "lerp_end_number": lambda L: L.lerp(_t(L), 2, 0.5),
+    "lerp_weight_number_ok": lambda L: L.lerp(_t(L), _t(L), 0.5),
+    "method_message_counts_after_self": lambda L: _t(L).hypot(2),
+    "where_number_condition": lambda L: L.where(True, _t(L), _t(L)),
+    "where_two_operands": lambda L: L.where(_t(L) > 1, _t(L)),
+    "where_float_condition": lambda L: L.where(_t(L), _t(L), 0.0),
+    "where_numbers_ok": lambda L: L.where(_t(L) > 1, 1, 2.5),
+    "no_maximum_inplace_method": lambda L: _t(L).maximum_(_t(L)),
+})
+
+
+@pytest.mark.parametrize("name", sorted(NUMBERS))
+def test_numbers_only_where_torch_takes_them(name):
+    check_same(NUMBERS[name], message_chars=70)
+
+
+# ---- dims of 0-dim tensors, methods taking *dims ----------------------------------------------------------------
+S0 = {
+    "issue_permute_no_dims": lambda L: L.tensor(1.0).permute(),
+    "permute_empty_tuple_ok": lambda L: L.tensor(1.0).permute(()),
+    "permute_no_dims_2d": lambda L: L.ones(2, 3).permute(),
+    "issue_transpose_out_of_range": lambda L: L.tensor(1.0).transpose(1, -1),
+    "transpose_0_minus_1_ok": lambda L: L.tensor(1.0).transpose(0, -1),
+    "swapaxes_out_of_range": lambda L: L.tensor(1.0).swapaxes(0, 1),
+    "flatten_out_of_range": lambda L: L.tensor(1.0).flatten(1),
+    "flatten_ok": lambda L: L.tensor(1.0).flatten(),
+    "mT_vector": lambda L: L.ones(3).mT,
+    "mT_scalar_identity": lambda L: L.tensor(2.0).mT,
+    "mH_real": lambda L: L.arange(6.0).reshape(2, 3).mH,
+    "mH_vector": lambda L: L.ones(3).mH,
+    "H_batch": lambda L: L.ones(2, 3, 4).H,
+    "unbind_scalar": lambda L: L.tensor(1.0).unbind(0),
+    "chunk_scalar": lambda L: L.tensor(1.0).chunk(1, 0),
+    "split_scalar": lambda L: L.tensor(1.0).split(1, 0),
+    "roll_scalar_dim": lambda L: L.tensor(1.0).roll(1, 1),
+    "view_no_size": lambda L: L.ones(2).view(),
+    "reshape_no_size": lambda L: L.ones(2).reshape(),
+    "expand_no_size": lambda L: L.ones(2).expand(),
+    "repeat_no_size": lambda L: L.ones(2).repeat(),
+    "tile_no_dims": lambda L: L.ones(2).tile(),
+    "flip_no_dims": lambda L: L.ones(2).flip(),
+    "new_zeros_no_size": lambda L: L.ones(2).new_zeros(),
+    "new_zeros_size_keyword": lambda L: L.ones(2).new_zeros(size=(3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(S0))
+def test_dims_and_sizes_as_torch(name):
+    check_same(S0[name], message_chars=60)
+
+
+# ---- autograd of an op asked for an integer result dtype ---------------------------------------------------------
+def _rg(L):
+    return L.ones(2, requires_grad=True)
+
+
+AUTOGRAD_DTYPE = {
+    "issue_sum_int64": lambda L: _rg(L).sum(dtype=L.int64),
+    "sum_dim_int64": lambda L: _rg(L).sum(0, dtype=L.int64),
+    "sum_bool": lambda L: _rg(L).sum(dtype=L.bool),
+    "cumsum_int64": lambda L: _rg(L).cumsum(0, dtype=L.int64),
+    "cumprod_int32": lambda L: _rg(L).cumprod(0, dtype=L.int32),
+    "prod_int64": lambda L: _rg(L).prod(dtype=L.int64),
+    "nansum_int64": lambda L: _rg(L).nansum(dtype=L.int64),
+    "sum_float64_ok": lambda L: (lambda r: (r, r.requires_grad))(_rg(L).sum(dtype=L.float64)),
+    "to_int64_ok": lambda L: (lambda r: (r, r.requires_grad))(_rg(L).to(L.int64)),
+    "view_dtype_ok": lambda L: (lambda r: (r, r.requires_grad))(_rg(L).view(L.int32)),
+    "detached_ok": lambda L: _rg(L).detach().sum(dtype=L.int64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUTOGRAD_DTYPE))
+def test_integer_result_of_a_grad_requiring_input(name):
+    check_same(AUTOGRAD_DTYPE[name])
+
+
+# ---- dtypes the cpu kernels refuse ------------------------------------------------------------------------------
+def _m(L, dtype):
+    return L.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]).to(getattr(L, dtype))
+
+
+F_ = lambda L: L.nn.functional  # noqa: E731
+DTYPES = {
+    "issue_topk_bool": lambda L: _m(L, "bool").topk(1),
+    "issue_kthvalue_bool": lambda L: _m(L, "bool").kthvalue(1),
+    "issue_avg_pool2d_uint8": lambda L: F_(L).avg_pool2d(_m(L, "uint8")[None, None], 1),
+    "avg_pool2d_int64_ok": lambda L: F_(L).avg_pool2d(_m(L, "int64")[None, None], 1),
+    "avg_pool1d_int32": lambda L: F_(L).avg_pool1d(_m(L, "int32")[None], 1),
+    "avg_pool2d_bool": lambda L: F_(L).avg_pool2d(_m(L, "bool")[None, None], 1),
+    "avg_pool3d_float16": lambda L: F_(L).avg_pool3d(_m(L, "float16")[None, None, None], 1),
+    "max_pool1d_int64": lambda L: F_(L).max_pool1d(_m(L, "int64")[None], 1),
+    "max_pool1d_indices_int64_ok": lambda L: F_(L).max_pool1d(_m(L, "int64")[None], 1, return_indices=True)[0],
+    "median_bool": lambda L: _m(L, "bool").median(),
+    "median_dim_bool": lambda L: _m(L, "bool").median(1),
+    "nanmedian_bool": lambda L: _m(L, "bool").nanmedian(),
+    "unique_complex": lambda L: L.unique(_m(L, "complex64")),
+    "searchsorted_bool": lambda L: L.searchsorted(_m(L, "bool")[0], _m(L, "bool")),
+    "searchsorted_bool_int_ok": lambda L: L.searchsorted(L.tensor([1, 2]), _m(L, "bool")),
+    "hardtanh_uint8_negative": lambda L: F_(L).hardtanh(_m(L, "uint8"), -1.0, 1.0),
+    "hardtanh_uint8_ok": lambda L: F_(L).hardtanh(_m(L, "uint8"), 0.0, 1.0),
+    "cdist_float16": lambda L: L.cdist(_m(L, "float16"), _m(L, "float16")),
+    "interpolate_nearest_int64": lambda L: F_(L).interpolate(_m(L, "int64")[None], scale_factor=2),
+    "interpolate_nearest_2d_bool": lambda L: F_(L).interpolate(_m(L, "bool")[None, None], scale_factor=2),
+    "interpolate_nearest_uint8_ok": lambda L: F_(L).interpolate(_m(L, "uint8")[None], scale_factor=2),
+    "pad_replicate_bool": lambda L: F_(L).pad(_m(L, "bool"), (1, 1), mode="replicate"),
+    "scatter_reduce_mean_bool": lambda L: _m(L, "bool").scatter_reduce(0, L.zeros(1, 3, dtype=L.int64), _m(L, "bool")[:1], "mean"),
+    "scatter_reduce_amax_complex": lambda L: _m(L, "complex64").scatter_reduce(0, L.zeros(1, 3, dtype=L.int64), _m(L, "complex64")[:1], "amax"),
+    "mse_int64": lambda L: F_(L).mse_loss(_m(L, "int64"), _m(L, "int64")),
+    "mse_bool": lambda L: F_(L).mse_loss(_m(L, "bool"), _m(L, "bool")),
+    "mse_int_float_ok": lambda L: F_(L).mse_loss(_m(L, "int64"), _m(L, "float32")),
+    "mse_complex": lambda L: F_(L).mse_loss(_m(L, "float32"), _m(L, "complex64")),
+    "smooth_l1_int64": lambda L: F_(L).smooth_l1_loss(_m(L, "int64"), _m(L, "int64")),
+    "huber_bool": lambda L: F_(L).huber_loss(_m(L, "bool"), _m(L, "bool")),
+    "kl_div_int64": lambda L: F_(L).kl_div(_m(L, "int64"), _m(L, "int64"), reduction="sum"),
+    "kl_div_complex": lambda L: F_(L).kl_div(_m(L, "complex64"), _m(L, "complex64"), reduction="sum"),
+    "normalize_int64": lambda L: F_(L).normalize(_m(L, "int64")),
+    "bce_target_out_of_range": lambda L: F_(L).binary_cross_entropy(_m(L, "float32").sigmoid(), _m(L, "float32")),
+    "cross_bool": lambda L: L.linalg.cross(_m(L, "bool")[:, :3], _m(L, "bool")[:, :3]),
+    "det_float16": lambda L: L.linalg.det(L.eye(2, dtype=L.float16)),
+    "solve_float16": lambda L: L.linalg.solve(L.eye(2, dtype=L.float16), L.eye(2, dtype=L.float16)),
+    "cholesky_bfloat16": lambda L: L.linalg.cholesky(L.eye(2, dtype=L.bfloat16)),
+    "svdvals_float16": lambda L: L.linalg.svdvals(L.eye(2, dtype=L.float16)),
+    "eigh_float16": lambda L: L.linalg.eigh(L.eye(2, dtype=L.float16)),
+    "qr_float16": lambda L: L.linalg.qr(L.eye(2, dtype=L.float16)),
+    "inv_float16_argument_check": lambda L: L.linalg.inv(L.eye(2, dtype=L.float16)),
+    "det_float16_not_square_first": lambda L: L.linalg.det(L.ones(2, 3, dtype=L.float16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPES))
+def test_dtypes_the_kernels_refuse(name):
+    check_same(DTYPES[name], rel=1e-3)
+
+
+# ---- out-of-range indices: torch's exception types ----------------------------------------------------------------
+INDEX = {
+    "issue_embedding": lambda L: L.nn.functional.embedding(L.tensor([5]), L.ones(2, 2)),
+    "embedding_negative": lambda L: L.nn.functional.embedding(L.tensor([-1]), L.ones(2, 2)),
+    "issue_index_select": lambda L: L.index_select(L.ones(2), 0, L.tensor([5])),
+    "index_select_dim0": lambda L: L.index_select(L.ones(2, 3), 0, L.tensor([-1])),
+    "index_select_dim1_fast_path": lambda L: L.index_select(L.ones(2, 3), 1, L.tensor([2, 0, 3, 7])),
+    "index_select_dim2": lambda L: L.index_select(L.ones(2, 3, 4), 2, L.tensor([5], dtype=L.int32)),
+    "index_select_0d": lambda L: L.index_select(L.tensor(1.0), 0, L.tensor([1])),
+    "gather": lambda L: L.ones(2, 3).gather(1, L.tensor([[5]])),
+    "scatter": lambda L: L.ones(2, 3).scatter(1, L.tensor([[5]]), 1.0),
+    "take": lambda L: L.ones(2, 3).take(L.tensor([6])),
+    "index_add": lambda L: L.ones(2, 3).index_add(0, L.tensor([5]), L.ones(1, 3)),
+    "index_copy": lambda L: L.ones(2, 3).index_copy(0, L.tensor([5]), L.ones(1, 3)),
+    "index_fill": lambda L: L.ones(2, 3).index_fill(0, L.tensor([5]), 1.0),
+    "getitem_tensor": lambda L: L.ones(2, 3)[L.tensor([5])],
+    "setitem_tensor": lambda L: L.ones(2, 3).__setitem__(L.tensor([5]), 1.0),
+    "getitem_int": lambda L: L.ones(2, 3)[5],
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX))
+def test_out_of_range_index_exception(name):
+    check_same(INDEX[name], message_chars=80)

@@ -8,6 +8,7 @@ below.  Either way a call reaches exactly one generated entry point.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,22 @@ _ALIASES = {
     "not_equal": "ne", "swapaxes": "transpose", "swapdims": "transpose", "fix": "trunc",
 }
 
+# Which Tensor arguments PyTorch's Python API lets a number stand for, where the aten op (defined
+# with wrapped numbers, for the composites' sake) would take one anywhere: only where torch has a
+# Scalar overload.  A number for the others is refused: "must be Tensor", or, where another argument
+# has such an overload, "received an invalid combination of arguments".
+_NUMBER_ARGS: dict[str, tuple[str, ...]] = {
+    **{n: ("other",) for n in ("eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign")},
+    "clamp_min": ("min",), "clamp_max": ("max",), "lerp": ("weight",),
+    **{n: () for n in ("atan2", "logical_and", "logical_or", "logical_xor", "maximum", "minimum")},
+}
+_COMBINATION_ERRORS: dict[str, tuple[str, ...]] = {
+    **{n: ("self",) for n in ("eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign", "clamp_min", "clamp_max")},
+    "lerp": ("self", "end"),
+}
+# In-place methods torch does not have although the aten table defines the overload.
+_NO_INPLACE_METHOD = {"maximum", "minimum"}
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 
@@ -76,22 +93,34 @@ def _generated() -> None:
             continue
         out_entry = _find_out(entry)
         first = entry.schema.arguments[0].name if entry.schema.arguments else ""
+        numbers = _NUMBER_ARGS.get(name)
+        combination = _COMBINATION_ERRORS.get(name, ())
         FUNCTIONS[name] = build_entry(
-            entry, display=name, first_name="input" if first == "self" else None, out_entry=out_entry, func_name=name
+            entry, display=name, first_name="input" if first == "self" else None, out_entry=out_entry, func_name=name,
+            numbers=numbers, combination_errors=combination,
         )
         if first == "self" and name not in _NOT_METHODS:
-            setattr(Tensor, name, build_entry(entry, display=f"Tensor.{name}", func_name=name))
+            setattr(Tensor, name, build_entry(entry, display=name, func_name=name, numbers=numbers,
+                                              combination_errors=combination, method=True))
             inplace = DISPATCHER.find(f"aten::{name}_" + (f".{entry.schema.overload_name}" if entry.schema.overload_name else ""))
-            if inplace is not None and not hasattr(Tensor, name + "_"):
-                setattr(Tensor, name + "_", build_entry(inplace, display=f"Tensor.{name}_", func_name=name + "_"))
+            if inplace is not None and not hasattr(Tensor, name + "_") and name not in _NO_INPLACE_METHOD:
+                setattr(Tensor, name + "_", build_entry(inplace, display=f"{name}_", func_name=name + "_",
+                                                        numbers=numbers, combination_errors=combination, method=True))
         if name.endswith("_"):
-            setattr(Tensor, name, build_entry(entry, display=f"Tensor.{name}", func_name=name))
+            setattr(Tensor, name, build_entry(entry, display=name, func_name=name, method=True))
 
 
 def _find_out(entry: OperatorEntry) -> OperatorEntry | None:
     schema = entry.schema
     overload = "out" if schema.overload_name in ("", "Tensor", "default") else f"{schema.overload_name}_out"
     return DISPATCHER.find(f"aten::{schema.name}.{overload}")
+
+
+def _vararg_sizes(op: str, arg: str, args: tuple[Any, ...]) -> Any:
+    """``_sizes`` of a method taking ``*sizes``; with none given, PyTorch's TypeError."""
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{arg}"')
+    return _sizes(args)
 
 
 def _sizes(args: tuple[Any, ...]) -> Any:
@@ -131,10 +160,26 @@ def _minmax(which: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
     return function, method
 
 
+_BOUND_NUMBERS = (bool, int, float, complex)
+
+
+def _tensor_bounds(input: Tensor, min: Any, max: Any) -> tuple[Any, Any]:
+    """A number beside a Tensor bound becomes a 0-dim tensor, as PyTorch's parser wraps it for the
+    ``clamp.Tensor`` overload (a 0-dim tensor of the number's default dtype promotes like the number)."""
+    from ._creation import tensor
+
+    if isinstance(min, _BOUND_NUMBERS):
+        min = tensor(min, device=input.device)
+    if isinstance(max, _BOUND_NUMBERS):
+        max = tensor(max, device=input.device)
+    return min, max
+
+
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
     """Clamp every element into ``[min, max]`` (numbers or tensors)."""
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         name = "clamp.Tensor"
+        min, max = _tensor_bounds(input, min, max)
     else:
         name = "clamp"
         if min is None and max is None:
@@ -146,7 +191,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
 
 def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return A["clamp_.Tensor"](self, min, max)
+        return A["clamp_.Tensor"](self, *_tensor_bounds(self, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return A["clamp_"](self, min, max)
@@ -176,6 +221,16 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any =
     """Elementwise ``input if condition else other``; ``where(cond)`` is ``nonzero(cond, as_tuple=True)``."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor) or input is None or other is None:
+        # Only input and other take numbers; there is no two-operand form (PyTorch's parser words).
+        given = (condition, input) if other is None else (condition, input, other)
+        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in given)
+        raise TypeError(
+            f"where() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+            " * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor other, *, Tensor out)\n"
+            " * (Tensor condition, Number self, Tensor other)\n * (Tensor condition, Tensor input, Number other)\n"
+            " * (Tensor condition, Number self, Number other)"
+        )
     if out is not None:
         return A["where.self_out"](condition, input, other, out=out)
     return A["where.self"](condition, input, other)
@@ -253,20 +308,30 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None
     return A.as_strided(input, size, stride, storage_offset)
 
 
+def _view_method(self: Tensor, *shape: Any) -> Tensor:
+    """``Tensor.view(*shape)`` or ``Tensor.view(dtype)``."""
+    if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)):
+        return A["view.dtype"](self, shape[0])
+    if not shape:
+        raise TypeError(
+            "view() received an invalid combination of arguments - got (), but expected one of:\n"
+            " * (torch.dtype dtype)\n * (tuple of ints size)"
+        )
+    return A.view(self, _sizes(shape))
+
+
 def _install_methods() -> None:
     T = Tensor
     T.max, T.min = _minmax("max")[1], _minmax("min")[1]
     T.clamp = T.clip = lambda self, min=None, max=None: clamp(self, min, max)
     T.clamp_ = T.clip_ = _clamp_
     T.var, T.std = FUNCTIONS["var"], FUNCTIONS["std"]
-    T.view = lambda self, *shape: (
-        A["view.dtype"](self, shape[0]) if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)) else A.view(self, _sizes(shape))
-    )
+    T.view = _view_method
     T.view_as = lambda self, other: A.view(self, other.shape)
-    T.reshape = lambda self, *shape: A.reshape(self, _sizes(shape))
+    T.reshape = lambda self, *shape: A.reshape(self, _vararg_sizes("reshape", "shape", shape))
     T.reshape_as = lambda self, other: A.reshape(self, other.shape)
-    T.permute = lambda self, *dims: A.permute(self, _sizes(dims))
-    T.expand = lambda self, *sizes: A.expand(self, _sizes(sizes))
+    T.permute = lambda self, *dims: A.permute(self, _vararg_sizes("permute", "dims", dims))
+    T.expand = lambda self, *sizes: A.expand(self, _vararg_sizes("expand", "size", sizes))
     T.expand_as = lambda self, other: A.expand(self, other.shape)
     T.transpose = lambda self, dim0, dim1: A.transpose(self, dim0, dim1)
     T.swapaxes = T.swapdims = T.transpose
@@ -291,9 +356,9 @@ def _install_methods() -> None:
     T.uniform_ = lambda self, from_=0.0, to=1.0, *, generator=None: A.uniform_(self, from_, to, generator=generator)
     T.random_ = _random_
     T.T = property(_T)
-    T.mT = property(lambda self: A.transpose(self, -2, -1))
-    T.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self))
-    T.mH = property(lambda self: A.transpose(self, -2, -1))
+    T.mT = property(lambda self: _matrix_transpose(self, "mT"))
+    T.H = property(_H)
+    T.mH = property(lambda self: _matrix_transpose(self, "mH"))
 
 
 def _number_tensor(value: Any) -> Tensor:
@@ -301,6 +366,38 @@ def _number_tensor(value: Any) -> Tensor:
     from ._creation import tensor
 
     return tensor(value)
+
+
+def _matrix_transpose(self: Tensor, name: str) -> Tensor:
+    """``mT``/``mH``: the last two dims swapped (mH of a complex tensor: see _conj); identity, deprecated, on 0-dim."""
+    n = self.dim()
+    if n == 0:
+        advice = "This function is the identity in these cases." if name == "mT" else "Consider using x.conj()."
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning, stacklevel=3)
+        out = A.alias(self)
+    elif n < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+    else:
+        out = A.transpose(self, -2, -1)
+    return _conj(out, f"Tensor.{name}") if name == "mH" else out
+
+
+def _H(self: Tensor) -> Tensor:
+    n = self.dim()
+    if n == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+    elif n != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+            + (" For batches of matrices, consider using tensor.mH" if n > 2 else "")
+        )
+    return _conj(_T(self), "Tensor.H")
+
+
+def _conj(t: Tensor, what: str) -> Tensor:
+    if t.is_complex():  # (no conj op yet: refusing beats a silently unconjugated result)
+        raise NotImplementedError(f"{what} of a complex tensor needs conj(), which torchplug does not provide yet.")
+    return t
 
 
 def _T(self: Tensor) -> Tensor:

@@ -137,6 +137,8 @@ def linalg_cross(self: Tensor, other: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if self.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(self.dtype)} but found {scalar_type_name(other.dtype)}")
+    if self.dtype is D.bool_:  # PyTorch's cross kernel takes every numeric type but bool
+        raise NotImplementedError(f"\"cross\" not implemented for '{scalar_type_name(self.dtype)}'")
     d = _wrap_dim(dim, self.dim())
     if self.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(
@@ -175,6 +177,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: int | None = Non
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(t.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.device.type == "cpu" and x1.dtype in (D.float16, D.bfloat16):  # PyTorch's cpu kernel: float/double
+        raise NotImplementedError(f"\"cdist\" not implemented for '{scalar_type_name(x1.dtype)}'")
     batch = _broadcast_shapes(list(x1.shape[:-2]), list(x2.shape[:-2]))
     r1, r2, m = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     a = A.expand(x1, batch + [r1, m])

@@ -217,6 +217,9 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     ow = S.pool_output_size(self.shape[-1], k, p, s, d, ceil_mode)
     if ow <= 0:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {ow}")
+    if self.device.type == "cpu" and not self.dtype.is_floating_point:
+        # PyTorch's cpu path without indices (max_pool1d_impl) takes floating types only.
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_torch_name(self.dtype)}\'')
     return max_pool1d_with_indices(self, [k], [s], [p], [d], ceil_mode)[0]
 
 
@@ -602,7 +605,16 @@ def _ce_label_smoothing(logp, target, weight, reduction, ignore_index, label_smo
     return A.add(A.mul(nll, 1 - label_smoothing), A.mul(ret, label_smoothing / n_classes))
 
 
+def _floating_loss(kernel: str, self: Tensor, target: Tensor) -> None:
+    # PyTorch's cpu kernels of these losses dispatch on the two inputs' common dtype, floating types only.
+    if self.device.type == "cpu":
+        dt = D.promote_types(self.dtype, target.dtype)
+        if not dt.is_floating_point:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(dt)}\'')
+
+
 def mse_loss(self, target, reduction=1):
+    _floating_loss("mse_cpu", self, target)
     d = A.sub(self, target)
     return apply_reduction(A.mul(d, d), reduction)
 
@@ -614,6 +626,7 @@ def l1_loss(self, target, reduction=1):
 def smooth_l1_loss(self, target, reduction=1, beta=1.0):
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _floating_loss("smooth_l1_cpu", self, target)
     if beta == 0:
         return l1_loss(self, target, reduction)
     z = A.abs(A.sub(self, target))
@@ -624,6 +637,7 @@ def smooth_l1_loss(self, target, reduction=1, beta=1.0):
 def huber_loss(self, target, reduction=1, delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _floating_loss("huber_cpu", self, target)
     z = A.abs(A.sub(self, target))
     loss = A.where(A.lt(z, delta), A.mul(A.mul(z, z), 0.5), A.mul(A.sub(z, 0.5 * delta), delta))
     return apply_reduction(loss, reduction)
@@ -644,6 +658,10 @@ def _xlogy_self(t: Tensor) -> Tensor:
 
 
 def kl_div(self, target, reduction=1, log_target=False):
+    if self.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (self.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         out = A.mul(A.exp(target), A.sub(target, self))
     else:

@@ -191,6 +191,8 @@ def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tenso
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     out = self
     for s, dim in zip(shifts, dims):
+        if self.dim() == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = _wrap_dim(dim, self.dim())
         size = self.shape[d]
         if size == 0:

@@ -71,6 +71,10 @@ def _new(kind: str) -> Any:
             return C.tensor(args[0], dtype=dtype, device=device, requires_grad=requires_grad)
         if kind == "full":
             return C.full(args[0], args[1], dtype=dtype, device=device, requires_grad=requires_grad)
+        if not args:
+            if "size" not in kw:
+                raise TypeError(f'new_{kind}() missing 1 required positional arguments: "size"')
+            args = (kw["size"],)
         return getattr(C, kind)(*args, dtype=dtype, device=device, requires_grad=requires_grad)
 
     new.__name__ = f"new_{kind}"

@@ -555,6 +555,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p, eps) along ``dim``."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # PyTorch's norm is linalg.vector_norm
+        from ._composites import scalar_type_name
+
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(input.dtype)}"
+        )
     denom = A.expand(A.clamp(vector_norm(input, p, dim, True), eps), list(input.shape))
     if out is None:
         return A.div(input, denom)

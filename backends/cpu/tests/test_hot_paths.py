@@ -210,7 +210,7 @@ def test_relu_against_cached_zeros_keeps_values_nans_and_the_zeros(shape, dtype)
     x = _rand(*shape, dtype=dtype)
     if x.size:
         x.reshape(-1)[0] = np.nan
-    for t in (torchplug.tensor(x), torchplug.tensor(x.T.copy()).permute(*reversed(range(x.ndim)))):  # C and F order
+    for t in (torchplug.tensor(x), torchplug.tensor(x.T.copy()).permute(tuple(reversed(range(x.ndim))))):  # C and F order
         out = torchplug.relu(t)
         np.testing.assert_array_equal(out.numpy(), np.maximum(t.numpy(), 0))
         assert out.dtype == t.dtype and tuple(out.shape) == tuple(t.shape)

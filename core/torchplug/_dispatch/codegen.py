@@ -93,6 +93,14 @@ def _wrapped_number(value: Any, ctx: ArgContext) -> int:
     raise ctx.fail(value, "Tensor or number")
 
 
+def _invalid_combination(op: str, signature: str, args: tuple[Any, ...]) -> None:
+    # PyTorch's words when no overload of a function takes these argument types (a number where only
+    # a Scalar overload of another argument would take one).
+    got = ", ".join("Tensor" if hasattr(a, "_keyset") else type(a).__name__ for a in args)
+    raise TypeError(f"{op}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    f" * ({signature})")
+
+
 def _empty_tensor_list(op: str) -> None:
     if op == "stack":  # PyTorch's words differ per op
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -110,6 +118,9 @@ def build_entry(
     first_name: str | None = None,
     out_entry: OperatorEntry | None = None,
     func_name: str | None = None,
+    numbers: Any = None,
+    combination_errors: Any = (),
+    method: bool = False,
 ) -> Callable[..., Any]:
     """Compile the entry point for ``entry``.
 
@@ -118,6 +129,12 @@ def build_entry(
         first_name: rename the first argument (``self`` -> ``input`` for torch.* functions).
         out_entry: if given, the function gains ``out=None`` and routes to this overload when set.
         func_name: ``__name__`` of the generated function.
+        numbers: schema names of the Tensor arguments that take a Python number (PyTorch's Python API
+            takes one only where the op has a Scalar overload); None: all of them for an op defined
+            with wrapped numbers.
+        combination_errors: Tensor arguments refusing a number with PyTorch's "invalid combination of
+            arguments" (another overload takes a number, just not there) instead of "must be Tensor".
+        method: a ``Tensor`` method: error messages count positions after ``self``, like PyTorch's.
     """
     schema: FunctionSchema = entry.schema
     display = display or schema.full_name
@@ -129,6 +146,7 @@ def build_entry(
         "_wrapped": _wrapped_number,
         "_tlist": _tensor_list_keyset,
         "_no_tensor": _no_tensor_given,
+        "_combination": _invalid_combination,
         "_NO_DEFAULT": NO_DEFAULT,
         **GUARD_GLOBALS,
     }
@@ -150,7 +168,7 @@ def build_entry(
         else:
             params.append(local)
         call_args.append(local)
-        ctx = ArgContext(display, local, idx + 1, arg.type)
+        ctx = ArgContext(display, local, idx if method else idx + 1, arg.type)
         ns[f"_c{idx}"] = ctx
         t = arg.type
         if t.base == "Tensor":
@@ -161,9 +179,15 @@ def build_entry(
             elif t.optional:
                 body.append(f"try:\n    {var} = 0 if {local} is None else {local}._keyset")
                 body.append(f"except AttributeError:\n    {var} = _not_tensor({local}, _c{idx})")
-            elif entry.wrapped_numbers:
+            elif entry.wrapped_numbers and (numbers is None or arg.name in numbers):
                 body.append(f"{var} = getattr({local}, '_keyset', None)")
                 body.append(f"if {var} is None:\n    {var} = _wrapped({local}, _c{idx})")
+            elif arg.name in combination_errors:
+                given = [n for i, (a, n) in enumerate(zip(schema.arguments, names)) if not a.kwarg_only and not (method and i == 0)]
+                signature = ", ".join(f"{a.type} {n}" for i, (a, n) in enumerate(zip(schema.arguments, names))
+                                      if not (method and i == 0))
+                body.append(f"try:\n    {var} = {local}._keyset")
+                body.append(f"except AttributeError:\n    _combination({display!r}, {signature!r}, ({', '.join(given)},))")
             else:
                 body.append(f"try:\n    {var} = {local}._keyset")
                 body.append(f"except AttributeError:\n    {var} = _not_tensor({local}, _c{idx})")

@@ -33,6 +33,13 @@ def _sizes(args: tuple[Any, ...]) -> Any:
     return args
 
 
+def _given(op: str, arg: str, args: tuple[Any, ...]) -> Any:
+    """``_sizes`` of a method taking ``*dims``; with none given, PyTorch's TypeError."""
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{arg}"')
+    return _sizes(args)
+
+
 def _with_out(result: Tensor, out: Tensor | None) -> Tensor:
     if out is None:
         return result
@@ -241,9 +248,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 METHODS: dict[str, Any] = {
     "moveaxis": moveaxis,
-    "flip": lambda self, *dims: A.flip(self, _sizes(dims)),
-    "tile": lambda self, *dims: A.tile(self, _sizes(dims)),
-    "repeat": lambda self, *sizes: A.repeat(self, _sizes(sizes)),
+    "flip": lambda self, *dims: A.flip(self, _given("flip", "dims", dims)),
+    "tile": lambda self, *dims: A.tile(self, _given("tile", "dims", dims)),
+    "repeat": lambda self, *sizes: A.repeat(self, _given("repeat", "repeats", sizes)),
     "roll": lambda self, shifts, dims=None: roll(self, shifts, dims),
     "repeat_interleave": lambda self, repeats=None, dim=None, *, output_size=None: repeat_interleave(
         self, repeats, dim, output_size=output_size),

@@ -102,7 +102,19 @@ def _pack(node: G.Node) -> None:
     node._versions = None
 
 
+def _undifferentiable_dtype(result: Tensor) -> None:
+    # PyTorch's error when an op asked for an integer/bool result dtype (sum(dtype=torch.int64)) of
+    # an input that requires grad: the result cannot carry the history.
+    from torchplug._composites import scalar_type_name
+
+    raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(result._dtype)}")
+
+
+# Ops with a dtype argument whose integer result simply does not require grad (casts and views).
+_DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
+
 _GLOBALS = {
+    "_undiff_dtype": _undifferentiable_dtype,
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
@@ -246,6 +258,8 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     if optional:
         present = " or ".join(f"({o} is not None and {o}._dtype in _DIFF)" for o in (outs[k] for k in diff_outs))
         body.append(f"if not ({present or 'False'}):\n    return result")
+    elif any(a.name == "dtype" for a in schema.arguments) and entry.name not in _DTYPE_CASTS:
+        body.append(f"if {first}._dtype not in _DIFF:\n    _undiff_dtype({first})")
     else:
         body.append(f"if {first}._dtype not in _DIFF:\n    return result")
     # Slots are filled directly (no __init__ call): this runs once per recorded op.

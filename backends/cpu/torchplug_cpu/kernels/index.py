@@ -246,9 +246,12 @@ def index_select(self, dim, index):
     size = data.shape[d] if n else 1
     if idx.size:
         lo, hi = idx.min(), idx.max()
-        if lo < 0 or hi >= size:
-            bad = int(lo if lo < 0 else hi)
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+        if lo < 0 or hi >= size:  # (negative indices too: index_select does not wrap them)
+            if n > 1 and d == 1:  # PyTorch's dim-1 fast path has its own words (and exception type)
+                flat = idx.reshape(-1)
+                bad = int(flat[np.flatnonzero((flat < 0) | (flat >= size))[0]])
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+            raise IndexError("index out of range in self")
     if n == 0:  # a 0-dim self gives a 0-dim result
         return _wrap(data.reshape(1)[idx.reshape(-1)].reshape(()) if idx.size == 1 else data.reshape(1)[idx.reshape(-1)])
     return _wrap(np.take(data, idx.reshape(-1), axis=d))
@@ -393,12 +396,13 @@ def _masked_fill_mask(self: Tensor, indices: Any, values: Tensor) -> np.ndarray 
                     f"tensor {list(shape)} at index {dim + j}"
                 )
         dim += len(msize)
+        end = dim  # the dims after the mask (trailing None entries included) are kept whole
     if mask is None:
         return None
     if mask._dtype is not D.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     m = _host(mask)
-    return np.broadcast_to(m.reshape(m.shape + (1,) * (len(shape) - dim)), shape)
+    return np.broadcast_to(m.reshape(m.shape + (1,) * (len(shape) - end)), shape)
 
 
 def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool) -> None:

@@ -38,13 +38,23 @@ def _check_input(name: str, A: Tensor, *, square: bool = True, what: str = "A") 
     dt = A._dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(dt)}")
-    if dt in _LOW:
+    low = dt in _LOW
+    if low and name not in _LOW_PRECISION_KERNEL:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {scalar_type_name(dt)}")
     if square and data.shape[-1] != data.shape[-2]:
         raise RuntimeError(
             f"{name}: {what} must be batches of square matrices, but they are {data.shape[-2]} by {data.shape[-1]} matrices"
         )
+    if low:  # these pass PyTorch's checks and fail in its LAPACK kernel's dtype dispatch
+        raise C.not_implemented(_LOW_PRECISION_KERNEL[name], dt)
     return data
+
+
+# Ops whose float16/bfloat16 input PyTorch refuses in the cpu kernel they run, not by an argument check.
+_LOW_PRECISION_KERNEL = {
+    "linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.cholesky": "cholesky_cpu", "linalg.qr": "geqrf_cpu",
+    "linalg.svd": "linalg_svd_cpu", "linalg.eigh": "linalg_eigh_cpu",
+}
 
 
 def _contiguous(arr: Any) -> np.ndarray:

@@ -235,6 +235,8 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
     dt, cdt, x, t, w = _bce_operands(self, target, weight)
     if ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if ((t < 0) | (t > 1)).any():
+        raise RuntimeError("all elements of target should be between 0 and 1")
     tok = C.quiet()
     try:
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)

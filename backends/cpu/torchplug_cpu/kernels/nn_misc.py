@@ -141,8 +141,9 @@ def _pad_index(mode: str, size: int, lo: int, hi: int) -> np.ndarray:
 def _pad_nd(mode: str, dims: int, self: Tensor, padding) -> Tensor:
     S.pad_check(mode, self._data.shape, padding, dims)
     x = self._data
-    if mode == "reflect" and self._dtype is D.bool_:
-        raise C.not_implemented("reflection_pad1d" if dims == 1 else f"reflection_pad{dims}d", self._dtype)
+    if self._dtype is D.bool_:
+        name = "reflection" if mode == "reflect" else "replication"
+        raise C.not_implemented(f"{name}_pad{dims}d", self._dtype)
     nd = x.ndim
     for i in range(dims):
         axis = nd - 1 - i
@@ -218,6 +219,9 @@ def _upsample(mode: str, dims: int, self: Tensor, output_size, scales, align_cor
     if mode == "linear" and dt not in C.FLOATING:
         # the kernel names PyTorch's messages show
         raise C.not_implemented("upsample_bilinear2d_channels_last" if dims == 2 else "compute_indices_weights_linear",
+                                dt)
+    if mode != "linear" and not (dt in C.FLOATING or dt is D.uint8):  # nearest: floating types and uint8
+        raise C.not_implemented("upsample_nearest2d_channels_last" if dims == 2 else "compute_indices_weights_nearest",
                                 dt)
     x = self._data
     if mode == "linear":

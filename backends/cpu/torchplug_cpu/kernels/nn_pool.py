@@ -284,8 +284,9 @@ def _avg_pool(dims: int, self: Tensor, kernel_size, stride, padding, ceil_mode, 
     k, s, p, out_shape = S.check_avg_pool(name, self._data.shape, dims, kernel_size, stride, padding, ceil_mode,
                                           divisor_override)
     dt = self._dtype
-    if dt is C.D.bool_ or dt in C.COMPLEX:
-        raise C.not_implemented(name if dims == 3 else "avg_pool2d_out_frame", dt)
+    # PyTorch's cpu kernels: floating types and int64 (avg_pool3d: no float16/bfloat16 either).
+    if not (dt is C.D.int64 or dt.is_floating_point) or (dims == 3 and dt in HALF):
+        raise C.not_implemented("avg_pool3d_out_frame" if dims == 3 else "avg_pool2d", dt)
     cdt = _cdt(dt)
     integral = cdt.kind in "iu"
     acc = np.dtype(np.int64) if integral else cdt

@@ -211,6 +211,8 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     if not 0 <= k <= (x.shape[d] if x.ndim else 1):
         raise RuntimeError("selected index k out of range")
     _no_complex("topk", self._dtype)
+    if self._dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if x.ndim == 0:
         return wrap(x.copy()), wrap(np.zeros((), _NP_I64))
     idx = np.take(_argsort(x, d, largest), np.arange(k), axis=d)
@@ -239,7 +241,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tupl
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if x.ndim == 0:
         return wrap(x.copy()), wrap(np.zeros((), _NP_I64))
-    if self._dtype in COMPLEX:
+    if self._dtype in COMPLEX or self._dtype is D.bool_:
         raise not_implemented("kthvalue_cpu", self._dtype)
     shape = list(x.shape)
     shape[d] = 1
@@ -257,7 +259,7 @@ def _median_rank(x: np.ndarray, d: int, ignore_nan: bool) -> np.ndarray:
 
 def _median_all(name: str, ignore_nan: bool) -> Any:
     def kernel(self: Tensor) -> Tensor:
-        if self._dtype in COMPLEX:
+        if self._dtype in COMPLEX or self._dtype is D.bool_:
             raise not_implemented("median_cpu", self._dtype)
         x = self._data.reshape(-1)
         if x.size == 0:
@@ -269,7 +271,7 @@ def _median_all(name: str, ignore_nan: bool) -> Any:
 
 def _median_dim(name: str, ignore_nan: bool) -> Any:
     def kernel(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
-        if self._dtype in COMPLEX:
+        if self._dtype in COMPLEX or self._dtype is D.bool_:
             raise not_implemented("median_out", self._dtype)
         x = self._data
         d = C.wrap_dim(dim, x.ndim)
@@ -391,6 +393,8 @@ def _empty_i64() -> Tensor:
 
 @TABLE.impl("aten::_unique2")
 def unique2(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+    if self._dtype in COMPLEX:
+        raise not_implemented("unique", self._dtype)
     x = self._data
     key = _key(x).reshape(-1)
     # NaN is never equal to itself: each NaN is its own element, as in PyTorch
@@ -432,6 +436,8 @@ def unique_dim(self: Tensor, dim: int, sorted: bool = True, return_inverse: bool
 
 @TABLE.impl("aten::unique_consecutive")
 def unique_consecutive(self: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    if self._dtype in COMPLEX and dim is None:
+        raise not_implemented("unique", self._dtype)
     x = self._data
     if dim is None:
         flat = _key(x).reshape(-1)

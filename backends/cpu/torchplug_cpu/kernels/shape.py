@@ -316,6 +316,8 @@ def _scatter_reduce_into(out: Tensor, dim: int, index: Tensor, src: Tensor, redu
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     data, idx, d = _scatter_checks(out, dim, index, src)
+    if (reduce == "mean" and out._dtype is D.bool_) or (reduce in ("amax", "amin") and out._dtype.is_complex):
+        raise C.not_implemented(f"scatter_gather_tensor_cpu_reduce_{reduce}", out._dtype)
     if idx.size == 0:
         return
     check_internal_overlap(data)
@@ -416,6 +418,9 @@ def searchsorted_checks(sorted_sequence: Tensor, self: Tensor, side: str | None,
 @TABLE.impl("aten::searchsorted.Tensor")
 def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
     right = searchsorted_checks(sorted_sequence, self, side, right, sorter)
+    common_dt = D.promote_types(sorted_sequence._dtype, self._dtype)
+    if common_dt is D.bool_ or common_dt.is_complex:  # PyTorch's kernel: every real type but bool
+        raise C.not_implemented("searchsorted_out_cpu", common_dt)
     seq = _host(sorted_sequence)
     vals = _host(self)
     if sorter is not None:

@@ -173,22 +173,34 @@ def test_a_crash_or_hang_is_recorded_and_the_run_goes_on(tmp_path):
         from torchplug.testing.fuzz import FuzzOp
         from torchplug.testing.fuzz._spec import Call
 
-        def fn(module, k):
-            if module.__name__ == "torchplug" and k == 0:
+        ARMED = []
+
+        def gen(d):
+            if ARMED:  # the process dies between cases, as heap corruption does when the memory is freed
                 os.abort()
-            if module.__name__ == "torchplug" and k == 1:
-                time.sleep(120)
+            return Call("crashy", (d.int(0, 4),))
+
+        def fn(module, k):
+            if module.__name__ == "torchplug":
+                if k == 0:
+                    os.abort()
+                if k == 1:
+                    time.sleep(120)
+                if k == 2:
+                    ARMED.append(True)
             return module.zeros(2)
 
-        OPS = [FuzzOp("crashy", lambda d: Call("crashy", (d.int(0, 4),)), fn=fn, expr=lambda a, k: f"crashy({a[0]})")]
+        OPS = [FuzzOp("crashy", gen, fn=fn, expr=lambda a, k: f"crashy({a[0]})")]
     '''))
-    # seed 2 draws the values [2, 4, 3, 1, 0]: case 3 hangs, case 4 crashes, the others agree
+    # seed 2 draws the values [2, 4, 3, 1, 0]: case 0 kills the worker after it returned, case 3 hangs,
+    # case 4 aborts, cases 1 and 2 agree
     report = run_fuzz("cpu", 5, 2, engine="random", ops=["crashy"], extra_ops=[str(module)], timeout=4)
     assert [o.index for o in report.outcomes] == list(range(5))
     got = {o.index: o for o in report.outcomes}
-    assert [got[k].category for k in range(5)] == ["agree", "agree", "agree", "crash", "crash"]
+    assert [got[k].category for k in range(5)] == ["crash", "agree", "agree", "crash", "crash"]
+    assert "after this case returned" in got[0].detail and got[0].repro.endswith("crashy(2)")
     assert "hang" in got[3].detail and got[3].repro.endswith("crashy(1)")
-    assert "died" in got[4].detail and got[4].repro.endswith("crashy(0)")
+    assert "died" in got[4].detail and "Aborted" in got[4].detail and got[4].repro.endswith("crashy(0)")
 
 
 def test_meta_device_compares_shapes_only():

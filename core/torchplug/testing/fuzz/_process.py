@@ -4,6 +4,8 @@ The worker (``python -m torchplug.testing.fuzz._worker``) prints ``B k`` before 
 ``R {json}`` after it.  If the worker dies (a segfault in a C kernel, an abort) or prints nothing
 for ``timeout`` seconds (a hang), the parent records case ``k`` as a ``crash``, asks a fresh
 worker for the case's reproducer (drawn, not run), and starts a new worker at case ``k + 1``.
+A worker that dies between cases (heap corruption that fails when the memory is freed later)
+turns the case that returned last into the crash.
 """
 
 from __future__ import annotations
@@ -62,13 +64,25 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.stdout.close()
 
 
-def _tail(path: str, limit: int = 1500) -> str:
+def _tail(path: str, limit: int = 20000) -> str:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return ""
     return data[-limit:].decode("utf-8", "replace").strip()
+
+
+def _why(stderr: str) -> str:
+    """The lines of a dead worker's stderr that say why: the C library's message, faulthandler's
+    'Fatal Python error' and the innermost frames; else the last lines."""
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("Fatal Python error"):
+            before = [lines[i - 1]] if i and not lines[i - 1].startswith(("  File", "Extension modules")) else []
+            frames = [ln.strip() for ln in lines[i + 1:] if ln.strip().startswith("File")][:3]
+            return " | ".join(before + [line] + frames)
+    return " | ".join(lines[-6:])
 
 
 def _describe(cfg: dict[str, Any], index: int) -> dict[str, Any]:
@@ -123,16 +137,25 @@ def run_isolated(device: str, count: int, seed: int, engine: str, ops: Sequence[
         if finished:
             break
         if current is None:
-            raise RuntimeError(f"the fuzz worker stopped outside a case (exit status {proc.returncode}); "
-                               f"its stderr ends with:\n{stderr}")
-        hung = time.monotonic() - began >= timeout
-        info = _describe(cfg, current)
-        what = f"no result after {timeout:.0f} s (hang)" if hung else f"the process died (exit status {proc.returncode})"
-        last = stderr.splitlines()[-6:] if stderr else []
-        outcome = Outcome(current, info.get("op", "?"), "crash", what + (": " + " | ".join(last) if last else ""),
-                          repro=info.get("repro", ""))
+            if not outcomes or outcomes[-1].index < start:
+                raise RuntimeError(f"the fuzz worker stopped before its first case (exit status {proc.returncode}); "
+                                   f"its stderr ends with:\n{stderr}")
+            # it died between cases: memory a case corrupted (a C kernel writing out of bounds) fails when
+            # it is freed later, so the case that just returned is the likely culprit
+            last = outcomes.pop()
+            info = _describe(cfg, last.index)
+            outcome = Outcome(last.index, last.op, "crash",
+                              f"the process died after this case returned (it was classified {last.category}; "
+                              f"memory it corrupted failing later?), exit status {proc.returncode}: {_why(stderr)}",
+                              repro=info.get("repro", last.repro))
+        else:
+            hung = time.monotonic() - began >= timeout
+            info = _describe(cfg, current)
+            what = f"no result after {timeout:.0f} s (hang)" if hung else f"the process died (exit status {proc.returncode})"
+            outcome = Outcome(current, info.get("op", "?"), "crash", what + (": " + _why(stderr) if stderr else ""),
+                              repro=info.get("repro", ""))
         outcomes.append(outcome)
         if progress is not None:
             progress(outcome)
-        start = current + 1
+        start = outcome.index + 1
     return outcomes

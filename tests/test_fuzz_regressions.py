@@ -286,6 +286,14 @@ CLAMP = {
     "int_input_float_number_promotes": lambda L: L.clamp(_x(L, "int64"), 1.5, L.tensor(2)),
     "int_input_int_number_stays_int": lambda L: L.clamp(_x(L, "int64"), 1, L.tensor(2)),
     "bool_number": lambda L: L.clamp(_x(L), True, L.tensor(2.0)),
+    # a number beside a 0-dim tensor: the Scalar overload (the tensor's dtype does not promote)
+    "scalar_overload_ignores_0dim_dtype": lambda L: L.clamp(_x(L, "int32"), min=L.tensor(-2.5, dtype=L.float64), max=0),
+    "scalar_overload_int8_bound": lambda L: L.clamp(_x(L, "int32"), min=2, max=L.tensor(2, dtype=L.int8)),
+    "two_tensor_bounds_promote": lambda L: L.clamp(_x(L, "int32"), min=L.tensor(-2.5, dtype=L.float64), max=L.tensor(0)),
+    # no overload takes a number beside a tensor with dims
+    "number_beside_1d_tensor": lambda L: L.clamp(_x(L), 1, L.tensor([2.0, 2.0, 2.0])),
+    "complex_number_bound": lambda L: L.clamp(_x(L), 1j),
+    "complex_number_bound_no_imag": lambda L: L.clamp(_x(L), 1 + 0j),
 }
 
 
@@ -462,9 +470,50 @@ INDEX = {
     "getitem_tensor": lambda L: L.ones(2, 3)[L.tensor([5])],
     "setitem_tensor": lambda L: L.ones(2, 3).__setitem__(L.tensor([5]), 1.0),
     "getitem_int": lambda L: L.ones(2, 3)[5],
+    "index_select_scalar_two_values": lambda L: L.index_select(L.tensor(True), 0, L.tensor([0, 1])),
+    "index_select_empty_self": lambda L: L.index_select(L.zeros(3, 3, 0), 0, L.tensor(3)),
+    "index_select_empty_self_zero_dim": lambda L: L.index_select(L.zeros(3, 3, 0), 2, L.tensor([0])),
+    "index_add_0dim_source": lambda L: L.index_add(L.tensor(1.0), 0, L.tensor([0, 0, 0]), L.tensor(1.0)),
+    "index_copy_0dim_source": lambda L: L.index_copy(L.ones(3), 0, L.tensor([0, 0]), L.tensor(1.0)),
+    "index_copy_2d_index": lambda L: L.ones(3).index_copy(0, L.zeros(2, 2, dtype=L.int64), L.ones(3)),
+    "kthvalue_empty_dim_first": lambda L: L.kthvalue(L.zeros(0, 3), 5, 0),
 }
 
 
 @pytest.mark.parametrize("name", sorted(INDEX))
 def test_out_of_range_index_exception(name):
     check_same(INDEX[name], message_chars=80)
+
+
+# ---- scatter(reduce=...), bool products with nothing to multiply -----------------------------------------------
+MORE = {
+    "scatter_reduce_add": lambda L: L.scatter(L.ones(3), 0, L.tensor([0, 0]), L.tensor([2.0, 3.0]), reduce="add"),
+    "scatter_reduce_multiply_value": lambda L: L.scatter(L.ones(3, dtype=L.int8), 0, L.tensor([0, 0]), 2, reduce="multiply"),
+    "scatter_reduce_0dim": lambda L: L.scatter(L.tensor(2, dtype=L.int8), 0, L.tensor(0), L.tensor(72, dtype=L.int8), reduce="add"),
+    "scatter__reduce": lambda L: L.ones(3).scatter_(0, L.tensor([0, 0]), L.tensor([2.0, 3.0]), reduce="add"),
+    "scatter_reduce_bad": lambda L: L.scatter(L.ones(3), 0, L.tensor([0]), 5.0, reduce="mean"),
+    "mm_bool_empty_inner": lambda L: L.mm(L.ones(2, 0, dtype=L.bool), L.ones(0, 3, dtype=L.bool)),
+    "mm_bool_empty_result": lambda L: L.mm(L.ones(0, 2, dtype=L.bool), L.ones(2, 3, dtype=L.bool)),
+    "mm_bool_refused": lambda L: L.mm(L.ones(2, 3, dtype=L.bool), L.ones(3, 4, dtype=L.bool)),
+    "bmm_bool_empty_inner": lambda L: L.bmm(L.ones(2, 2, 0, dtype=L.bool), L.ones(2, 0, 3, dtype=L.bool)),
+    "mv_bool_empty": lambda L: L.mv(L.ones(2, 0, dtype=L.bool), L.ones(0, dtype=L.bool)),
+    "matmul_bool_empty": lambda L: L.matmul(L.tensor([True]), L.zeros(1, 0, dtype=L.bool)),
+    # empty tensors: nothing is divided, nothing is indexed
+    "floor_divide_empty_by_zero": lambda L: L.floor_divide(L.zeros(0, 1, dtype=L.uint8), 0),
+    "remainder_empty_by_zero": lambda L: L.remainder(L.zeros(0, dtype=L.uint8), 0),
+    "floor_divide_by_zero": lambda L: L.floor_divide(L.zeros(1, 1, dtype=L.uint8), 0),
+    "index_add_empty_self": lambda L: L.index_add(L.zeros(4, 0), 1, L.tensor([0]), L.ones(4, 1)),
+    "index_add_1d_out_of_range": lambda L: L.index_add(L.zeros(3), 0, L.tensor([5]), L.ones(1)),
+    "index_add_2d_out_of_range": lambda L: L.index_add(L.zeros(2, 3), 1, L.tensor([5]), L.ones(2, 1)),
+    "setitem_uint8_0dim_mask": lambda L: (lambda x: (x.__setitem__(L.tensor(0, dtype=L.uint8), 2), x)[1])(L.zeros(3)),
+    "setitem_uint8_mask_bad_shape": lambda L: (lambda x: (x.__setitem__(L.tensor([[1]], dtype=L.uint8), -1.5), x)[1])(
+        L.zeros(1, 0, 0, dtype=L.int64)),
+    "setitem_uint8_mask": lambda L: (lambda x: (x.__setitem__(L.tensor([1, 0, 1], dtype=L.uint8), 2), x)[1])(L.zeros(3)),
+    # an expanded but empty write target: nothing is written, torch accepts it
+    "add__expanded_empty": lambda L: L.zeros(1, 3, 1, 0).expand(1, 3, 5, 0).add_(L.zeros(1, 3, 5, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_scatter_reduce_and_empty_products(name):
+    check_same(MORE[name], message_chars=80)

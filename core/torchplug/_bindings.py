@@ -163,23 +163,33 @@ def _minmax(which: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
 _BOUND_NUMBERS = (bool, int, float, complex)
 
 
-def _tensor_bounds(input: Tensor, min: Any, max: Any) -> tuple[Any, Any]:
-    """A number beside a Tensor bound becomes a 0-dim tensor, as PyTorch's parser wraps it for the
-    ``clamp.Tensor`` overload (a 0-dim tensor of the number's default dtype promotes like the number)."""
-    from ._creation import tensor
-
-    if isinstance(min, _BOUND_NUMBERS):
-        min = tensor(min, device=input.device)
-    if isinstance(max, _BOUND_NUMBERS):
-        max = tensor(max, device=input.device)
+def _clamp_bounds(name: str, input: Tensor, min: Any, max: Any) -> tuple[Any, Any]:
+    """PyTorch's parser with a Python number and a Tensor bound: it reads a 0-dim tensor as a Scalar
+    (clamp's Scalar overload, numbers promote as Python numbers); no overload takes a number beside
+    a tensor with dims."""
+    if isinstance(min, _BOUND_NUMBERS) and isinstance(max, Tensor) or isinstance(max, _BOUND_NUMBERS) and isinstance(min, Tensor):
+        bound = max if isinstance(max, Tensor) else min
+        if bound.dim() != 0:
+            got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in (input, min, max))
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)"
+            )
+        min, max = (min.item() if isinstance(min, Tensor) else min), (max.item() if isinstance(max, Tensor) else max)
+    if isinstance(min, complex) or isinstance(max, complex):
+        if not input.is_complex():  # the Scalar overload reads a bound as a double (complex input: refused later)
+            if any(isinstance(b, complex) and b.imag != 0 for b in (min, max)):
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            min, max = (b.real if isinstance(b, complex) else b for b in (min, max))
     return min, max
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
     """Clamp every element into ``[min, max]`` (numbers or tensors)."""
+    min, max = _clamp_bounds("clamp", input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         name = "clamp.Tensor"
-        min, max = _tensor_bounds(input, min, max)
     else:
         name = "clamp"
         if min is None and max is None:
@@ -190,8 +200,9 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
 
 
 def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    min, max = _clamp_bounds("clamp_", self, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return A["clamp_.Tensor"](self, *_tensor_bounds(self, min, max))
+        return A["clamp_.Tensor"](self, min, max)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return A["clamp_"](self, min, max)
@@ -291,12 +302,43 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return A["masked_fill.Scalar"](input, mask, value)
 
 
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+
+
+def _scatter_reduction(input: Tensor, index: Tensor, src: Any, reduce: str) -> tuple[Tensor, str]:
+    """scatter(reduce='add'|'multiply') as scatter_reduce with self included (a number src: a tensor of it)."""
+    how = _SCATTER_REDUCTIONS.get(reduce)
+    if how is None:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        warnings.warn(
+            "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+            "PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+            UserWarning, stacklevel=3,
+        )
+        return src, how
+    from ._creation import full
+
+    return full(list(index.shape), src, dtype=input.dtype, device=input.device), how
+
+
+def _scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+    src = value if src is None else src
+    if reduce is not None:
+        src, how = _scatter_reduction(self, index, src, reduce)
+        return A["scatter_reduce_.two"](self, dim, index, src, how)
+    return A["scatter_.src"](self, dim, index, src) if isinstance(src, Tensor) else A["scatter_.value"](self, dim, index, src)
+
+
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None,
             out: Any = None) -> Tensor:
     """Write ``src`` (tensor or number) into ``input`` at ``index`` along ``dim`` (out of place)."""
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported yet; use scatter_add or scatter_reduce")
     src = value if src is None else src
+    if reduce is not None:
+        src, how = _scatter_reduction(input, index, src, reduce)
+        if out is not None:
+            return A["scatter_reduce.two_out"](input, dim, index, src, how, out=out)
+        return A["scatter_reduce.two"](input, dim, index, src, how)
     which = "src" if isinstance(src, Tensor) else "value"
     if out is not None:
         return A[f"scatter.{which}_out"](input, dim, index, src, out=out)
@@ -343,9 +385,7 @@ def _install_methods() -> None:
         A["masked_fill_.Tensor"](self, mask, value) if isinstance(value, Tensor) else A["masked_fill_.Scalar"](self, mask, value)
     )
     T.scatter = scatter
-    T.scatter_ = lambda self, dim, index, src=None, *, value=None: (
-        A["scatter_.src"](self, dim, index, src) if isinstance(src, Tensor) else A["scatter_.value"](self, dim, index, value if src is None else src)
-    )
+    T.scatter_ = _scatter_
     T.split = lambda self, split_size, dim=0: split(self, split_size, dim)
     T.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
     T.where = lambda self, condition, other: A["where.self"](condition, self, other)

@@ -329,8 +329,10 @@ def setitem(self: Any, index: Any, value: Any) -> None:
     if index is Ellipsis:
         _copy_to(self, value)
         return
-    if isinstance(index, Tensor) and index._dtype is D.uint8 and (not isinstance(value, Tensor) or not value._data.shape):
-        # PyTorch sends a lone mask with a scalar value to masked_fill_, which refuses uint8 masks.
+    if (isinstance(index, Tensor) and index._dtype is D.uint8 and (not isinstance(value, Tensor) or not value._data.shape)
+            and index._data.shape and index._data.shape == self._data.shape[: index._data.ndim]):
+        # PyTorch sends a lone mask with a scalar value to masked_fill_, which refuses uint8 masks (a
+        # 0-dim mask is a Python bool; a mask of the wrong shape fails index_put_'s shape check first).
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     items = _as_tuple(index)
     view, indices = _apply(self, (index,) if items is None else items)

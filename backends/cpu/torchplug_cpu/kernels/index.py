@@ -244,10 +244,14 @@ def index_select(self, dim, index):
     n = data.ndim
     d = _wrap_dim(dim, n)
     size = data.shape[d] if n else 1
+    if n == 0 and idx.size > 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     if idx.size:
         lo, hi = idx.min(), idx.max()
+        if n > 1 and data.size == 0 and size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
         if lo < 0 or hi >= size:  # (negative indices too: index_select does not wrap them)
-            if n > 1 and d == 1:  # PyTorch's dim-1 fast path has its own words (and exception type)
+            if n > 1 and (d == 1 or data.size == 0):  # PyTorch's dim-1 and empty-self paths: other words
                 flat = idx.reshape(-1)
                 bad = int(flat[np.flatnonzero((flat < 0) | (flat >= size))[0]])
                 raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")

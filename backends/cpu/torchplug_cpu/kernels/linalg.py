@@ -53,8 +53,14 @@ def _check_mm(self, mat2) -> None:
             f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAMES[self._dtype.name]} != "
             f"{_CPP_NAMES[mat2._dtype.name]}"
         )
-    if self._dtype is D.bool_:
+    if self._dtype is D.bool_ and not _no_products(a.shape[0] * b.shape[1], a.shape[1]):
         raise _not_implemented("addmm_impl_cpu_", self._dtype)
+
+
+def _no_products(out_numel: int, k: int) -> bool:
+    # PyTorch's products return before their dtype dispatch when there is nothing to multiply
+    # (an empty result, or zeros for an empty inner dim): bool works then.
+    return out_numel == 0 or k == 0
 
 
 @TABLE.impl("aten::mm")
@@ -62,6 +68,8 @@ def mm(self, mat2):
     a, b = self._data, mat2._data
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or self._dtype is not mat2._dtype or self._dtype is D.bool_:
         _check_mm(self, mat2)
+        if self._dtype is D.bool_:
+            return _wrap(np.zeros((a.shape[0], b.shape[1]), np.bool_))
     return _wrap(_product(a, b))
 
 
@@ -82,7 +90,9 @@ def bmm(self, mat2):
             f"expected scalar type {CP.scalar_type_name(self._dtype)} but found {CP.scalar_type_name(mat2._dtype)}"
         )
     if self._dtype is D.bool_:
-        raise _not_implemented("bmm", self._dtype)
+        if not _no_products(a.shape[0] * a.shape[1] * b.shape[2], a.shape[2]):
+            raise _not_implemented("bmm", self._dtype)
+        return _wrap(np.zeros((a.shape[0], a.shape[1], b.shape[2]), np.bool_))
     return _wrap(_product(a, b))
 
 
@@ -99,7 +109,9 @@ def mv(self, vec):
             f"addmv input tensors must have the same dtype, but got {n(vec._dtype)}, {n(self._dtype)}, and {n(vec._dtype)}"
         )
     if self._dtype is D.bool_:
-        raise _not_implemented("addmv_impl_cpu", self._dtype)
+        if not _no_products(a.shape[0], a.shape[1]):
+            raise _not_implemented("addmv_impl_cpu", self._dtype)
+        return _wrap(np.zeros((a.shape[0],), np.bool_))
     return _wrap(_product(a, v))
 
 

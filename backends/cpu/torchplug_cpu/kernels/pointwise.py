@@ -409,14 +409,14 @@ def mul(self: Any, other: Any) -> Tensor:
     return _result(dt, np.multiply, self, _opmath_scalar(dt, other))
 
 
-def _int_zero_check(y: Any) -> None:
-    if not np.all(y):
+def _int_zero_check(y: Any, x: Any = None) -> None:
+    if not np.all(y) and (x is None or np.size(x) != 0):  # nothing divided by an empty x: no error
         raise RuntimeError("ZeroDivisionError")
 
 
 def _trunc_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iub":
-        _int_zero_check(y)
+        _int_zero_check(y, x)
         q = np.floor_divide(x, y)
         # floor and trunc differ where the division is inexact and the signs differ
         fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
@@ -426,7 +426,7 @@ def _trunc_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _floor_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iub":
-        _int_zero_check(y)
+        _int_zero_check(y, x)
     return np.floor_divide(x, y)
 
 
@@ -505,7 +505,7 @@ def power(self: Any, exponent: Any) -> Tensor:
 # ---- other binary arithmetic ------------------------------------------------------------------------
 def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
-        _int_zero_check(y)
+        _int_zero_check(y, x)
         return np.remainder(x, y)
     m = np.fmod(x, y)  # PyTorch: fmod, then shift by the divisor when the signs differ
     fix = (m != 0) & ((y < 0) != (m < 0))
@@ -514,7 +514,7 @@ def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _fmod(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
-        _int_zero_check(y)
+        _int_zero_check(y, x)
     return np.fmod(x, y)
 
 

@@ -237,6 +237,7 @@ def _check_dim_nonempty(name: str, x: np.ndarray, d: int) -> None:
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     x = self._data
     d = C.wrap_dim(dim, x.ndim)
+    _check_dim_nonempty("kthvalue", x, d)
     if not 1 <= k <= (x.shape[d] if x.ndim else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if x.ndim == 0:

@@ -117,6 +117,8 @@ def _index_add_into(out: Tensor, dim: int, index: Tensor, source: Tensor, alpha:
         )
     src_size = src.shape[d] if src.ndim else 1
     if idx.shape[0] != src_size:
+        if not src.ndim:  # PyTorch's message reads source.size(dim) of the 0-dim source, which raises
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         raise RuntimeError(
             f"index_add_(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim): ({src_size}), "
             f"for dim: {d}"
@@ -127,9 +129,13 @@ def _index_add_into(out: Tensor, dim: int, index: Tensor, source: Tensor, alpha:
             f"{list(data.shape)} source.shape = {list(src.shape)}"
         )
     size = data.shape[d] if n else 1
+    if n > 1 and data.size == 0:
+        return  # PyTorch's multi-dim path writes nothing, so checks no index
     if idx.size:
         lo, hi = idx.min(), idx.max()
         if lo < 0 or hi >= size:
+            if n <= 1:  # PyTorch's 0-/1-dim path has other words and exception type
+                raise IndexError("index out of range in self")
             raise RuntimeError(f"index {int(lo if lo < 0 else hi)} is out of bounds for dimension {d} with size {size}")
     check_internal_overlap(data)
     if alpha != 1:
@@ -168,7 +174,7 @@ def _index_copy_into(out: Tensor, dim: int, index: Tensor, source: Tensor) -> No
     d = _wrap_dim(dim, n)
     idx = index._data
     if idx.ndim > 1:
-        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
     if idx.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {scalar_type_name(index._dtype)}")
     if source._dtype is not out._dtype:
@@ -180,6 +186,8 @@ def _index_copy_into(out: Tensor, dim: int, index: Tensor, source: Tensor) -> No
     src = _source_view(data, _host(source))
     src_size = src.shape[d] if src.ndim else 1
     if idx.shape[0] != src_size:
+        if not source._data.ndim:
+            raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {idx.shape[0]})")
         raise IndexError(
             f"index_copy_(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim) ({src_size})"
         )

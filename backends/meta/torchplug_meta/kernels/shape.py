@@ -77,6 +77,8 @@ def index_add(self: C.Tensor, dim: int, index: C.Tensor, source: C.Tensor, alpha
     size, ssize = C.shape(self), C.shape(source)
     src_d = ssize[d] if ssize else 1
     if index.numel() != src_d:
+        if not ssize:  # PyTorch's message reads source.size(dim) of the 0-dim source, which raises
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         raise RuntimeError(
             f"index_add_(): Number of indices ({index.numel()}) should be equal to source.size(dim): ({src_d}), for dim: {d}"
         )

@@ -44,7 +44,8 @@ def _drive_hypothesis(count: int, seed: int, ops: Sequence[FuzzOp], visit: Calla
 
     # Hypothesis may skip an example it has already tried: ask for a few more than needed, run ``count``
     @hseed(seed)
-    @settings(max_examples=count + count // 20 + 10, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
+    @settings(max_examples=count + count // 20 + 10, database=None, deadline=None, derandomize=False,
+              phases=[Phase.generate],
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False)
     @given(st.data())
     def body(data: st.DataObject) -> None:

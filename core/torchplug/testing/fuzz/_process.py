@@ -151,7 +151,8 @@ def run_isolated(device: str, count: int, seed: int, engine: str, ops: Sequence[
         else:
             hung = time.monotonic() - began >= timeout
             info = _describe(cfg, current)
-            what = f"no result after {timeout:.0f} s (hang)" if hung else f"the process died (exit status {proc.returncode})"
+            what = (f"no result after {timeout:.0f} s (hang)" if hung
+                    else f"the process died (exit status {proc.returncode})")
             outcome = Outcome(current, info.get("op", "?"), "crash", what + (": " + _why(stderr) if stderr else ""),
                               repro=info.get("repro", ""))
         outcomes.append(outcome)

@@ -117,7 +117,8 @@ class FuzzReport:
                  "| category | cases | outside the documented list |", "|---|---:|---:|"]
         lines += [f"| {cat} | {c[cat]} | {out[cat] if cat in FAILURES else ''} |" for cat in CATEGORIES]
         lines += ["", "## Per op", ""] + self._op_table(markdown=True)
-        for allowed, head in ((False, "Failures outside the documented list"), (True, "Failures the documented list covers")):
+        heads = ((False, "Failures outside the documented list"), (True, "Failures the documented list covers"))
+        for allowed, head in heads:
             shown = self.examples(allowed=allowed)
             lines += ["", f"## {head} ({len(shown)} distinct)"]
             for key, n, o in shown:

@@ -194,7 +194,9 @@ def _index_add(d: Draw) -> Call:
     norm = at % max(len(shp), 1) if -max(len(shp), 1) <= at < max(len(shp), 1) else 0
     count = d.int(0, 4)
     size = shp[norm] if shp else 1
-    idx = tensor(d, (count,), "int64" if d.chance(90) else "int32", low=0, high=max(size - 1 if not d.chance(5) else size, 0))
+    dt_index = "int64" if d.chance(90) else "int32"
+    high = size - 1 if not d.chance(5) else size  # sometimes one past the end
+    idx = tensor(d, (count,), dt_index, low=0, high=max(high, 0))
     src_shape = list(shp) if shp else []
     if src_shape:
         src_shape[norm] = count if not d.chance(5) else count + 1

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from .._table import FuzzOp
-from ._common import ALL, COMPLEX, FLOATS, INTS, NUMERIC, REALS, Call, Draw, DtypeArg, dim, dtype, scalar, shape, tensor, take_indices
+from ._common import (
+    ALL, COMPLEX, FLOATS, INTS, NUMERIC, REALS, Call, Draw, DtypeArg, dim, dtype, scalar, shape, take_indices, tensor,
+)
 
 __all__ = ["OPS"]
 

@@ -123,12 +123,6 @@ ALLOWED: list[Allowance] = [
         when=lambda call: call.kwargs.get("dim") == ()),
     # ---- open defects (known, or found by this fuzzer), being fixed: remove each entry with its fix ----------
     Allowance(
-        "clamp-mixed-bounds", ("clamp",), ("silent_accept",),
-        "clamp with one Python-number bound and one tensor bound that is not 0-d: torch's argument parser "
-        "matches neither clamp(Tensor, Tensor?, Tensor?) nor clamp(Tensor, Scalar?, Scalar?); torchplug runs it",
-        "TypeError 'clamp() received an invalid combination of arguments - got (Tensor, max=Tensor, min=int)'",
-        known_defect=True, torch_error="TypeError: clamp() received an invalid combination"),
-    Allowance(
         "index-out-of-range-type", ("index_add",), ("type_mismatch",),
         "an out-of-range index of index_add raises RuntimeError in torchplug, IndexError in torch",
         "aten/src/ATen/native/TensorAdvancedIndexing.cpp index_add_cpu_: TORCH_CHECK_INDEX 'index out of range "

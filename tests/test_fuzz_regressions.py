@@ -386,6 +386,12 @@ AUTOGRAD_DTYPE = {
     "to_int64_ok": lambda L: (lambda r: (r, r.requires_grad))(_rg(L).to(L.int64)),
     "view_dtype_ok": lambda L: (lambda r: (r, r.requires_grad))(_rg(L).view(L.int32)),
     "detached_ok": lambda L: _rg(L).detach().sum(dtype=L.int64),
+    "masked_fill_integer_self_grad_value": lambda L: L.zeros(3, dtype=L.int16).masked_fill(
+        L.tensor([True, False, True]), L.tensor(2.5, requires_grad=True)),
+    "index_fill_integer_self_grad_value": lambda L: L.zeros(3, dtype=L.int64).index_fill(
+        0, L.tensor([0]), L.tensor(2.5, requires_grad=True)),
+    "where_promotes_ok": lambda L: (lambda r: (r, r.requires_grad))(
+        L.where(L.tensor([True, False]), L.tensor([1, 2]), L.tensor(2.5, requires_grad=True))),
 }
 
 
@@ -517,3 +523,45 @@ MORE = {
 @pytest.mark.parametrize("name", sorted(MORE))
 def test_scatter_reduce_and_empty_products(name):
     check_same(MORE[name], message_chars=80)
+
+
+# ---- the order of checks decides the error --------------------------------------------------------------------
+def _set_fn(make, index, value):
+    def fn(L):
+        x = make(L)
+        x[index(L)] = value(L) if callable(value) else value
+        return x
+
+    return fn
+
+
+ORDER = {
+    # index_put_: the indices' own checks (mask shape, broadcast) before the dtype check, which comes
+    # before the bounds check
+    "index_put_mask_shape_before_dtype": _set_fn(
+        lambda L: L.arange(25, dtype=L.int16).view(5, 5),
+        lambda L: (slice(None, -6, 2), L.tensor([True, True, False, False, True, True]), None, None),
+        lambda L: L.tensor([True, True, True])),
+    "index_put_broadcast_before_dtype": _set_fn(
+        lambda L: L.zeros(1, 0, 2, 4, dtype=L.uint8).permute(3, 1, 0, 2),
+        lambda L: (False, None, -2, L.tensor([1, 0]), L.tensor([True])),
+        lambda L: L.tensor(4)),
+    "index_put_dtype_before_bounds": lambda L: L.zeros(3).index_put_((L.tensor([5, 6]),), L.tensor([1, 2])),
+    # the number is converted before anything is indexed
+    "setitem_value_conversion_first": _set_fn(lambda L: L.zeros(1, 0, 0, 0, dtype=L.uint8),
+                                              lambda L: L.tensor([True, True]), -1.5),
+    "fill_uint8_negative_float": lambda L: L.zeros(3, dtype=L.uint8).fill_(-0.5),
+    "fill_uint8_negative_int_wraps": lambda L: L.zeros(3, dtype=L.uint8).fill_(-1),
+    "sort_dim_before_complex": lambda L: L.sort(L.tensor(1j), 1),
+    # mse/smooth_l1 compute in the common dtype (bool beside float is fine); huber writes self's dtype
+    "mse_bool_float": lambda L: L.nn.functional.mse_loss(L.tensor([True, False]), L.tensor([0.5, 2.0])),
+    "smooth_l1_float_bool": lambda L: L.nn.functional.smooth_l1_loss(L.tensor([0.5, 2.0]), L.tensor([True, False])),
+    "huber_bool_float_refused": lambda L: L.nn.functional.huber_loss(L.tensor([True, False]), L.tensor([0.5, 2.0])),
+    "huber_float32_float64_is_float32": lambda L: (lambda r: (r, str(r.dtype).split(".")[-1]))(
+        L.nn.functional.huber_loss(L.ones(2) * 1.5, L.zeros(2, dtype=L.float64))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDER))
+def test_order_of_checks(name):
+    check_same(ORDER[name], message_chars=80)

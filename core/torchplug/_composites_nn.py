@@ -605,16 +605,19 @@ def _ce_label_smoothing(logp, target, weight, reduction, ignore_index, label_smo
     return A.add(A.mul(nll, 1 - label_smoothing), A.mul(ret, label_smoothing / n_classes))
 
 
-def _floating_loss(kernel: str, self: Tensor, target: Tensor) -> None:
-    # PyTorch's cpu kernels of these losses dispatch on the two inputs' common dtype, floating types only.
-    if self.device.type == "cpu":
-        dt = D.promote_types(self.dtype, target.dtype)
-        if not dt.is_floating_point:
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(dt)}\'')
+def _floating_loss(kernel: str, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    # PyTorch's cpu kernels of these losses dispatch on the two inputs' common dtype, floating types
+    # only, and compute in it (a bool input beside a float target is fine there, unlike bool - float).
+    dt = D.promote_types(self.dtype, target.dtype)
+    if self.device.type == "cpu" and not dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(dt)}\'')
+    if dt.is_floating_point and D.bool_ in (self.dtype, target.dtype):
+        self, target = A._to_copy(self, dtype=dt), A._to_copy(target, dtype=dt)
+    return self, target
 
 
 def mse_loss(self, target, reduction=1):
-    _floating_loss("mse_cpu", self, target)
+    self, target = _floating_loss("mse_cpu", self, target)
     d = A.sub(self, target)
     return apply_reduction(A.mul(d, d), reduction)
 
@@ -626,7 +629,7 @@ def l1_loss(self, target, reduction=1):
 def smooth_l1_loss(self, target, reduction=1, beta=1.0):
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _floating_loss("smooth_l1_cpu", self, target)
+    self, target = _floating_loss("smooth_l1_cpu", self, target)
     if beta == 0:
         return l1_loss(self, target, reduction)
     z = A.abs(A.sub(self, target))
@@ -637,9 +640,15 @@ def smooth_l1_loss(self, target, reduction=1, beta=1.0):
 def huber_loss(self, target, reduction=1, delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _floating_loss("huber_cpu", self, target)
+    from ._composites import check_castable
+
+    out_dtype = self.dtype  # PyTorch's huber_loss writes into a tensor like self
+    check_castable(D.promote_types(self.dtype, target.dtype), out_dtype)
+    self, target = _floating_loss("huber_cpu", self, target)
     z = A.abs(A.sub(self, target))
     loss = A.where(A.lt(z, delta), A.mul(A.mul(z, z), 0.5), A.mul(A.sub(z, 0.5 * delta), delta))
+    if loss.dtype is not out_dtype:
+        loss = A._to_copy(loss, dtype=out_dtype)
     return apply_reduction(loss, reduction)
 
 

@@ -103,14 +103,14 @@ def _pack(node: G.Node) -> None:
 
 
 def _undifferentiable_dtype(result: Tensor) -> None:
-    # PyTorch's error when an op asked for an integer/bool result dtype (sum(dtype=torch.int64)) of
-    # an input that requires grad: the result cannot carry the history.
+    # PyTorch's error when a differentiable op gives an integer/bool result of an input that requires
+    # grad: the result cannot carry the history.
     from torchplug._composites import scalar_type_name
 
     raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(result._dtype)}")
 
 
-# Ops with a dtype argument whose integer result simply does not require grad (casts and views).
+# Ops whose integer result simply does not require grad (casts and dtype views).
 _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 
 _GLOBALS = {
@@ -258,7 +258,9 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     if optional:
         present = " or ".join(f"({o} is not None and {o}._dtype in _DIFF)" for o in (outs[k] for k in diff_outs))
         body.append(f"if not ({present or 'False'}):\n    return result")
-    elif any(a.name == "dtype" for a in schema.arguments) and entry.name not in _DTYPE_CASTS:
+    elif entry.name not in _DTYPE_CASTS:
+        # an integer/bool result of an input that requires grad (sum(dtype=torch.int64), masked_fill of an
+        # integer self with a value that requires grad): PyTorch refuses to record it
         body.append(f"if {first}._dtype not in _DIFF:\n    _undiff_dtype({first})")
     else:
         body.append(f"if {first}._dtype not in _DIFF:\n    return result")

@@ -258,7 +258,8 @@ def check_scalar_fits(value: Any, dtype: D.dtype) -> None:
         if v != v:  # NaN has no integer value: c10's checked conversion refuses it
             raise _overflow(dtype)
         if dtype is D.uint8:
-            if v > info.max or (v < 0 and -v > info.max):
+            # c10::overflows: an integer may wrap (-1 -> 255), a float must lie in [0, 255]
+            if v > info.max or (v < 0 and (isinstance(v, float) or -v > info.max)):
                 raise _overflow(dtype)
         elif v > info.max or v < info.min:
             raise _overflow(dtype)

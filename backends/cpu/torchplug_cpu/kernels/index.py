@@ -327,6 +327,11 @@ def _index_tuple(self: Tensor, indices: Any) -> tuple[tuple[Any, ...], list[int]
 
 def _check_int_bounds(data: np.ndarray, parts: tuple[Any, ...]) -> None:
     """PyTorch's checks after masks become index tensors: they must broadcast, then be in range."""
+    _check_broadcast(parts)
+    _check_in_range(data, parts)
+
+
+def _check_broadcast(parts: tuple[Any, ...]) -> None:
     shapes = []
     for p in parts:
         if p.__class__ is slice:
@@ -342,6 +347,9 @@ def _check_int_bounds(data: np.ndarray, parts: tuple[Any, ...]) -> None:
         except ValueError:
             listed = ", ".join(str(list(s)) for s in shapes)
             raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
+
+
+def _check_in_range(data: np.ndarray, parts: tuple[Any, ...]) -> None:
     dim = 0
     ordinal = 0
     for p in parts:
@@ -416,12 +424,13 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
         if mask is not None:
             np.copyto(data, C.scalar_to(_host(values).item(), self._dtype), where=mask, casting="unsafe")
             return
+    parts, _ = _index_tuple(self, indices)  # (the indices' own checks come first in PyTorch too)
+    _check_broadcast(parts)
     if values._dtype is not self._dtype:
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match, got {CP.scalar_type_name(self._dtype)} for "
             f"the destination and {CP.scalar_type_name(values._dtype)} for the source."
         )
-    parts, _ = _index_tuple(self, indices)
     _check_int_bounds(data, parts)
     vals = _host(values)
     target_shape = data[parts].shape

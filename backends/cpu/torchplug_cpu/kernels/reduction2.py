@@ -195,9 +195,9 @@ def _no_complex(name: str, dt: D.dtype) -> None:
 
 @TABLE.impl("aten::sort")
 def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = False) -> tuple[Tensor, Tensor]:
-    _no_complex("Sort", self._dtype)
     x = self._data
-    d = C.wrap_dim(dim, x.ndim)
+    d = C.wrap_dim(dim, x.ndim)  # (the dim is checked before the dtype, as in PyTorch)
+    _no_complex("Sort", self._dtype)
     if x.ndim == 0:
         return wrap(x.copy()), wrap(np.zeros((), _NP_I64))
     idx = _argsort(x, d, descending)

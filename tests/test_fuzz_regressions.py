@@ -553,6 +553,11 @@ ORDER = {
     "fill_uint8_negative_float": lambda L: L.zeros(3, dtype=L.uint8).fill_(-0.5),
     "fill_uint8_negative_int_wraps": lambda L: L.zeros(3, dtype=L.uint8).fill_(-1),
     "sort_dim_before_complex": lambda L: L.sort(L.tensor(1j), 1),
+    # indices that broadcast to no element: nothing is read or written, no bound is checked
+    "index_put_empty_broadcast": lambda L: L.zeros(0, 0, 1, dtype=L.int16).index_put(
+        (L.zeros(0, dtype=L.int64), L.tensor(1), L.zeros(0, dtype=L.int64)), L.zeros(0, dtype=L.int16), accumulate=True),
+    "index_empty_broadcast_with_mask": lambda L: L.zeros(3, 2)[L.zeros(0, dtype=L.int64), L.tensor([True, False])],
+    "index_out_of_range_still_checked": lambda L: L.zeros(3, 2)[L.tensor([5]), L.tensor([1])],
     # mse/smooth_l1 compute in the common dtype (bool beside float is fine); huber writes self's dtype
     "mse_bool_float": lambda L: L.nn.functional.mse_loss(L.tensor([True, False]), L.tensor([0.5, 2.0])),
     "smooth_l1_float_bool": lambda L: L.nn.functional.smooth_l1_loss(L.tensor([0.5, 2.0]), L.tensor([True, False])),

@@ -325,13 +325,34 @@ def _index_tuple(self: Tensor, indices: Any) -> tuple[tuple[Any, ...], list[int]
     return tuple(parts), []
 
 
-def _check_int_bounds(data: np.ndarray, parts: tuple[Any, ...]) -> None:
-    """PyTorch's checks after masks become index tensors: they must broadcast, then be in range."""
-    _check_broadcast(parts)
+def _check_int_bounds(data: np.ndarray, parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """PyTorch's checks after masks become index tensors: they must broadcast, then be in range.
+
+    Returns the parts to index NumPy with: when the indices broadcast to no element PyTorch reads
+    none and checks no bound, so each advanced index becomes an empty one of that shape (NumPy
+    would check the bounds of the given values)."""
+    shape = _check_broadcast(parts)
+    if shape is not None and 0 in shape:
+        return _empty_parts(parts, shape)
     _check_in_range(data, parts)
+    return parts
 
 
-def _check_broadcast(parts: tuple[Any, ...]) -> None:
+def _empty_parts(parts: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
+    empty = np.zeros(shape, np.int64)
+    out: list[Any] = []
+    for p in parts:
+        if p.__class__ is slice:
+            out.append(p)
+        elif p.dtype == np.bool_:
+            out.extend([empty] * max(p.ndim, 1) if p.ndim else [p])
+        else:
+            out.append(empty)
+    return tuple(out)
+
+
+def _check_broadcast(parts: tuple[Any, ...]) -> tuple[int, ...] | None:
+    """The shape the advanced indices broadcast to (None with fewer than one), or PyTorch's IndexError."""
     shapes = []
     for p in parts:
         if p.__class__ is slice:
@@ -341,12 +362,13 @@ def _check_broadcast(parts: tuple[Any, ...]) -> None:
                 shapes.extend([(int(np.count_nonzero(p)),)] * p.ndim)
         else:
             shapes.append(p.shape)
-    if len(shapes) > 1:
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            listed = ", ".join(str(list(s)) for s in shapes)
-            raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
+    if not shapes:
+        return None
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = ", ".join(str(list(s)) for s in shapes)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
 
 
 def _check_in_range(data: np.ndarray, parts: tuple[Any, ...]) -> None:
@@ -374,7 +396,7 @@ def _check_in_range(data: np.ndarray, parts: tuple[Any, ...]) -> None:
 def index(self, indices):
     data = self._data
     parts, _ = _index_tuple(self, indices)
-    _check_int_bounds(data, parts)
+    parts = _check_int_bounds(data, parts)
     out = data[parts]
     if all(p.__class__ is slice for p in parts):  # only full slices: NumPy returned a view
         out = out.copy()
@@ -431,7 +453,7 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
             f"Index put requires the source and destination dtypes match, got {CP.scalar_type_name(self._dtype)} for "
             f"the destination and {CP.scalar_type_name(values._dtype)} for the source."
         )
-    _check_int_bounds(data, parts)
+    parts = _check_int_bounds(data, parts)
     vals = _host(values)
     target_shape = data[parts].shape
     try:

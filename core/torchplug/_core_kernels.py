@@ -19,7 +19,7 @@ from ._dispatch import keys as K
 from ._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from ._dispatch.tls import tls
 from ._schemas import expand_table
-from ._tensor import autograd_hooks
+from ._tensor import Tensor, autograd_hooks
 from .library import Library
 
 __all__ = ["register_core", "CORE_OWNER"]
@@ -98,7 +98,7 @@ def _inplace_self_kernel(redispatch: Callable[..., Any], partial: tuple[int, ...
             if data is not storage.data and 0 in data.strides and has_internal_overlap(self):
                 raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
             other = args[1]
-            if getattr(other, "_storage", None) is storage and other is not self:
+            if isinstance(other, Tensor) and other._storage is storage and other is not self:
                 assert_no_partial_overlap(self, other)
             old = tls.mask
             tls.mask = old & below
@@ -122,7 +122,7 @@ def _inplace_self_kernel(redispatch: Callable[..., Any], partial: tuple[int, ...
                 raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
             for i in partial:
                 other = args[i]
-                if getattr(other, "_storage", None) is storage and other is not self:
+                if isinstance(other, Tensor) and other._storage is storage and other is not self:
                     assert_no_partial_overlap(self, other)
             old = tls.mask
             tls.mask = old & below

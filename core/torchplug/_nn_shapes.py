@@ -66,6 +66,8 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
     k = len(in_shape)
     wd = len(w_shape)
     dims = max(wd - 2, 1)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
     stride = expand_param("stride", stride, dims)
     padding = expand_param("padding", padding, dims)
     dilation = expand_param("dilation", dilation, dims)
@@ -76,10 +78,10 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
         raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(d == 0 for d in dilation):  # (PyTorch's text for this depends on the backend it picks)
         raise RuntimeError("non-positive dilation is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
     if wd != k:
         raise RuntimeError(
             f"Expected {wd}-dimensional input for {wd}-dimensional weight {fmt_sizes(w_shape)}, but got "
@@ -108,7 +110,9 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
                 f"Given weight of size {fmt_sizes(w_shape)}, expected bias to be 1-dimensional with {w_shape[0]} "
                 f"elements, but got bias of size {fmt_sizes(bias_shape)} instead"
             )
-        padded = [in_shape[i + 2] + 2 * padding[i] for i in range(dims)]
+        _check_conv_padding(padding)
+        # PyTorch sums in int64: a padded size past it wraps negative and fails the kernel check below
+        padded = [_wrap_int64(in_shape[i + 2] + 2 * padding[i]) for i in range(dims)]
         kernel = [dilation[i] * (w_shape[i + 2] - 1) + 1 for i in range(dims)]
         if any(p < kk for p, kk in zip(padded, kernel)):
             raise RuntimeError(
@@ -126,6 +130,7 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
                 f"Given transposed=1, weight of size {fmt_sizes(w_shape)}, expected bias to be 1-dimensional with "
                 f"{w_shape[1] * groups} elements, but got bias of size {fmt_sizes(bias_shape)} instead"
             )
+        _check_conv_padding(padding)
         for i in range(dims):
             if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
                 names = ["height", "width"] if dims == 2 else (["depth", "height", "width"] if dims == 3 else ["width"])
@@ -133,6 +138,15 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
                 parts += [f"stride_{n}: {stride[j]}" for j, n in enumerate(names)]
                 parts += [f"dilation_{n}: {dilation[j]}" for j, n in enumerate(names)]
                 raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
+        out = conv_transpose_output_size(in_shape, w_shape, stride, padding, dilation, output_padding, groups)[2:]
+        if any(o < 1 for o in out):
+            spatial = tuple(in_shape[2:])
+            if dims == 1:  # PyTorch runs conv_transpose1d as a 2-d one of height 1
+                spatial, out = (1, *spatial), (1, *out)
+            raise RuntimeError(
+                f"Given input size per channel: ({' x '.join(map(str, spatial))}). Calculated output size per "
+                f"channel: ({' x '.join(map(str, out))}). Output size is too small"
+            )
     if in_dtype != w_dtype:
         raise RuntimeError(
             f"Input type ({in_dtype}) and weight type ({w_dtype}) should be the same or input should be a MKLDNN "
@@ -141,6 +155,20 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
     if bias_dtype is not None and bias_dtype != in_dtype:
         raise RuntimeError(f"Input type ({in_dtype}) and bias type ({bias_dtype}) should be the same")
     return stride, padding, dilation, output_padding
+
+
+_PADDING_MAX = 2 ** 62 - 1  # PyTorch's bound, so that 2 * padding fits in int64
+
+
+def _wrap_int64(v: int) -> int:
+    return (v + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
+def _check_conv_padding(padding: Sequence[int]) -> None:
+    """PyTorch's bound on padding (twice it must fit in int64), checked after the shape checks."""
+    for i, p in enumerate(padding):
+        if p > _PADDING_MAX:
+            raise RuntimeError(f"Given padding={p} at dimension {i} , expected padding to be at most {_PADDING_MAX}")
 
 
 def conv_output_size(in_shape: Sequence[int], w_shape: Sequence[int], stride: Sequence[int],
@@ -568,8 +596,8 @@ def im2col_check(shape: Sequence[int], k, d, p, s) -> tuple[int, ...]:
     valid = ndim in (3, 4) and all(x != 0 for x in shape[-3:])
     if not valid:
         raise RuntimeError(
-            f"Expected 3D or 4D (batch mode) tensor input with possible 0 batch size and non-zero dimensions, but got: "
-            f"{fmt_sizes(shape)}"
+            f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+            f"input, but got: {fmt_sizes(shape)}"
         )
     h, w = shape[-2], shape[-1]
     oh = (h + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
@@ -602,6 +630,8 @@ def col2im_check(shape: Sequence[int], output_size, k, d, p, s) -> tuple[int, ..
         raise RuntimeError(f"stride should be greater than zero, but got stride_height: {s[0]} stride_width: {s[1]}")
     if d[0] <= 0 or d[1] <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: {d[0]} dilation_width: {d[1]}")
+    if p[0] < 0 or p[1] < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {p[0]} pad_width: {p[1]}")
     ndim = len(shape)
     if not (ndim in (2, 3) and all(x != 0 for x in shape[-2:])):
         raise RuntimeError(
@@ -609,6 +639,9 @@ def col2im_check(shape: Sequence[int], output_size, k, d, p, s) -> tuple[int, ..
             f"input, but got: {fmt_sizes(shape)}"
         )
     kk = k[0] * k[1]
+    if kk >= 2 ** 64:
+        raise RuntimeError(f"Given kernel_width = {k[1]} and kernel_height = {k[0]} the product of kernel_width and "
+                           "kernel_height overflowed.")
     if shape[-2] % kk:
         raise RuntimeError(
             f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
@@ -617,16 +650,18 @@ def col2im_check(shape: Sequence[int], output_size, k, d, p, s) -> tuple[int, ..
     oh, ow = output_size
     bh = (oh + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
     bw = (ow + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
-    if bh < 1 or bw < 1:
-        raise RuntimeError(
-            f"Given output_size=({oh}, {ow}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), "
-            f"padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), calculated shape of the array of sliding blocks as "
-            f"({bh}, {bw}), which is too small (non-positive)"
-        )
     if shape[-1] != bh * bw:
         raise RuntimeError(
             f"Given output_size=({oh}, {ow}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), "
             f"padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), expected size of input's dimension 2 to match the "
             f"calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but got input.size(2)={shape[-1]}."
         )
+    if bh < 1 or bw < 1:
+        raise RuntimeError(
+            f"Given output_size=({oh}, {ow}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), "
+            f"padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), calculated shape of the array of sliding blocks as "
+            f"({bh}, {bw}), which is too small (non-positive)"
+        )
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Expected output spatial size to be positive, but got: output_size=({oh}, {ow}).")
     return tuple(shape[:-2]) + (shape[-2] // kk, oh, ow)

@@ -83,15 +83,23 @@ static int check_size(Py_buffer *b, const char *what, long long count, Py_ssize_
 }
 
 static int parse_geom(PyObject *g, geom_t *out) {
-    return PyArg_ParseTuple(g, "LLLLLLLLLLLLLL;geometry is (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW)",
-                            &out->n, &out->c, &out->h, &out->w, &out->kh, &out->kw, &out->sh, &out->sw, &out->ph,
-                            &out->pw, &out->dh, &out->dw, &out->oh, &out->ow);
+    if (!PyArg_ParseTuple(g, "LLLLLLLLLLLLLL;geometry is (N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW)",
+                          &out->n, &out->c, &out->h, &out->w, &out->kh, &out->kw, &out->sh, &out->sw, &out->ph,
+                          &out->pw, &out->dh, &out->dw, &out->oh, &out->ow))
+        return 0;
+    /* a one-tap kernel's dilation never applies (PyTorch accepts any): 1 keeps the loops' steps small */
+    if (out->kh == 1 && out->dh > 0)
+        out->dh = 1;
+    if (out->kw == 1 && out->dw > 0)
+        out->dw = 1;
+    return 1;
 }
 
 /* One spatial axis of a window geometry: input ``size``, ``out`` windows of ``k`` taps ``d`` apart,
- * ``s`` apart, ``p`` padding.  Checks that the furthest index any loop computes,
- * (out - 1) * s + (k - 1) * d + 2 * p + size (and ``plane`` plus it), fits in 64 bits, so the
- * loops' index arithmetic cannot overflow. */
+ * ``s`` apart, ``p`` padding.  The loops compute tap positions from -p up to
+ * (out - 1) * s - p + (k - 1) * d, step one more ``d`` past the last, and add them to row offsets
+ * below ``plane``: checks that (out - 1) * s + (k - 1) * d + d + 1 + plane fits in 64 bits, so no
+ * index arithmetic can overflow. */
 static int check_axis(const char *op, const char *axis, long long size, long long k, long long s, long long p,
                       long long d, long long out, long long plane) {
     long long last, extent, reach;
@@ -105,9 +113,10 @@ static int check_axis(const char *op, const char *axis, long long size, long lon
         return -1;
     }
     if (mul64(out > 0 ? out - 1 : 0, s, &last, op) < 0 || mul64(k - 1, d, &extent, op) < 0 ||
-        add64(last, extent, &reach, op) < 0 || add64(reach, p, &reach, op) < 0 || add64(reach, p, &reach, op) < 0 ||
-        add64(reach, size, &reach, op) < 0 || add64(reach, plane, &reach, op) < 0 || add64(reach, 1, &reach, op) < 0)
+        add64(last, extent, &reach, op) < 0 || add64(reach, d, &reach, op) < 0 || add64(reach, 1, &reach, op) < 0 ||
+        add64(reach, plane, &reach, op) < 0)
         return -1;
+    (void)size;
     return 0;
 }
 
@@ -130,25 +139,45 @@ static int check_geom(const char *op, const geom_t *g, long long *image, long lo
  * input or its left padding). */
 static int check_pool_axis(const char *axis, long long size, long long k, long long s, long long p, long long d,
                            long long out) {
-    const long long effective = (k - 1) * d + 1, span = size + 2 * p - effective; /* fit: check_axis ran first */
-    long long first_inside;
-    if (add64(p, s, &first_inside, "max_pool2d") < 0) /* the kernel computes (p + s - 1) / s */
+    const long long effective = (k - 1) * d + 1; /* fits: check_axis ran first */
+    long long first_inside, span;
+    /* the kernel computes (p + s - 1) / s and size - 1 - (k - 1) * d + p; this, size + 2 * p - effective */
+    if (add64(p, s, &first_inside, "max_pool2d") < 0 || add64(size, p, &span, "max_pool2d") < 0 ||
+        add64(span, p, &span, "max_pool2d") < 0)
         return -1;
+    span -= effective;
     if (p > effective / 2) {
         PyErr_Format(PyExc_ValueError, "_ckernels.max_pool2d: padding %lld of %s exceeds half the dilated kernel "
                      "(%lld)", p, axis, effective);
         return -1;
     }
-    long long most = span < 0 ? 0 : span / s + (span % s != 0) + 1;
-    /* the last window must start inside the input or its left padding: (most - 1) * s < size + p */
+    /* pooling_output_shape with ceil_mode: ceil(span / s) + 1 (C's division rounds a negative span up) */
+    long long most = span / s + (span > 0 && span % s != 0) + 1;
+    /* ... less one unless the last window starts inside the input or its left padding: (most - 1) * s < size + p */
     if (most > 0 && most - 1 >= (size + p) / s + ((size + p) % s != 0))
         most--;
+    if (most < 0)
+        most = 0;
+    if (out > 0 && size < 1) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.max_pool2d: %lld windows over an empty %s", out, axis);
+        return -1;
+    }
     if (out > most) {
         PyErr_Format(PyExc_ValueError, "_ckernels.max_pool2d: %lld windows over %s %lld (kernel %lld, stride %lld, "
                      "padding %lld, dilation %lld) are more than the %lld that fit", out, axis, size, k, s, p, d,
                      most);
         return -1;
     }
+    return 0;
+}
+
+/* A window's first row and column inside the input lie below max(H, DH) and max(W, DW) (a window of
+ * padding only starts past the input, as in PyTorch): their flat offset row * W + column must fit. */
+static int check_pool_starts(const geom_t *g) {
+    long long at;
+    if (mul64(g->h > g->dh ? g->h : g->dh, g->w, &at, "max_pool2d") < 0 ||
+        add64(at, g->w > g->dw ? g->w : g->dw, &at, "max_pool2d") < 0)
+        return -1;
     return 0;
 }
 
@@ -496,7 +525,8 @@ static PyObject *py_max_pool2d(PyObject *self, PyObject *args) {
     long long image, outputs;
     if (parse_geom(gt, &g) && check_geom("max_pool2d", &g, &image, &outputs) == 0 &&
         check_pool_axis("height", g.h, g.kh, g.sh, g.ph, g.dh, g.oh) == 0 &&
-        check_pool_axis("width", g.w, g.kw, g.sw, g.pw, g.dw, g.ow) == 0 && check_size(&x, "input", image, size) == 0 &&
+        check_pool_axis("width", g.w, g.kw, g.sw, g.pw, g.dw, g.ow) == 0 && check_pool_starts(&g) == 0 &&
+        check_size(&x, "input", image, size) == 0 &&
         check_size(&out, "output", outputs, size) == 0 && check_size(&idx, "indices", outputs, sizeof(int64_t)) == 0) {
         if (outputs) {
             const long long planes = g.n * g.c; /* divides ``outputs``: no overflow */

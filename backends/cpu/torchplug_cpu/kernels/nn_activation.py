@@ -291,6 +291,8 @@ _ZERO = {d: d.type(0) for d in _FLOAT_NP}
 @TABLE.impl("aten::threshold_backward")
 def threshold_backward(grad_output, self, threshold):
     g, x = grad_output._data, self._data
+    if g.shape != x.shape:
+        C.broadcast_shape(x.shape, g.shape)  # PyTorch's message for shapes that do not broadcast
     if (C.ckernels is not None and grad_output._dtype is self._dtype and C.native_float(g.dtype)
             and g.shape == x.shape and not isinstance(threshold, complex)):  # one vectorized select in C
         out = np.empty(x.shape, g.dtype)

@@ -284,8 +284,10 @@ def im2col(self, kernel_size, dilation, padding, stride):
     ow = (w + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
     xp = _pad_input(x, p)
     st = xp.strides
-    view = as_strided(xp, (n, c, k[0], k[1], oh, ow),
-                      (st[0], st[1], st[2] * d[0], st[3] * d[1], st[2] * s[0], st[3] * s[1]), writeable=False)
+    # a step along an axis of extent 1 is never taken: 0 there keeps a huge stride or dilation from overflowing
+    steps = [st[2] * d[0] if k[0] > 1 else 0, st[3] * d[1] if k[1] > 1 else 0, st[2] * s[0] if oh > 1 else 0,
+             st[3] * s[1] if ow > 1 else 0]
+    view = as_strided(xp, (n, c, k[0], k[1], oh, ow), (st[0], st[1], *steps), writeable=False)
     out = view.reshape(n, c * k[0] * k[1], oh * ow)
     return fresh(np.ascontiguousarray(out if batched else out[0]).reshape(out_shape))
 

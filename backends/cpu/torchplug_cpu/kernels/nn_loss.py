@@ -39,7 +39,10 @@ def _nll_checks(name: str, self: Tensor, target: Tensor, weight: Tensor | None) 
         if len(t_shape) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         no_batch = len(shape) == 1 and len(t_shape) == 0
-        if not no_batch and (len(t_shape) == 0 or shape[0] != t_shape[0]):
+        if len(shape) == 1 and len(t_shape) == 1:  # one sample with its target as a 1-element vector
+            if t_shape[0] != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t_shape[0]}")
+        elif not no_batch and (len(t_shape) == 0 or shape[0] != t_shape[0]):
             raise RuntimeError(f"size mismatch (got input: {S.fmt_sizes(shape)}, target: {S.fmt_sizes(t_shape)})")
         classes = shape[-1]
         if weight is not None and (weight._data.ndim != 1 or weight._data.size != classes):
@@ -143,7 +146,40 @@ def _nll_forward(name, self, target, weight, reduction, ignore_index):
     return _out(total, dt), _out(total_w, dt)
 
 
+def _nll_backward_checks(name, grad_output, self, target, weight, reduction, total_weight) -> None:
+    """PyTorch's checks of nll_loss_backward / nll_loss2d_backward (its meta functions, then the kernel's)."""
+    shape, t_shape, g_shape = self._data.shape, target._data.shape, grad_output._data.shape
+    if name == "nll_loss":
+        if not 1 <= len(shape) <= 2:
+            raise RuntimeError("input tensor should be 1D or 2D")
+        if len(t_shape) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (len(shape) == 1 and len(t_shape) == 0) and (len(t_shape) == 0 or shape[0] != t_shape[0]):
+            raise RuntimeError(f"size mismatch (got input: {S.fmt_sizes(shape)}, target: {S.fmt_sizes(t_shape)})")
+    else:
+        _nll_checks(name, self, target, None)
+    if total_weight._data.size != 1:
+        sep = "  " if name == "nll_loss" else " "  # sic: nll_loss_backward's message has two spaces
+        raise RuntimeError(f"expected total_weight to be a{sep}single element tensor, got: "
+                           f"{S.fmt_sizes(total_weight._data.shape)} ({total_weight._data.size} elements)")
+    if weight is not None and weight._data.size != shape[-1 if name == "nll_loss" else 1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if reduction == 0 and name == "nll_loss2d":
+        if g_shape != t_shape:
+            raise RuntimeError(f"size mismatch (got grad_output: {S.fmt_sizes(g_shape)} target: {S.fmt_sizes(t_shape)}")
+    elif reduction == 0 and len(shape) == 2:
+        n = len(g_shape)
+        if n != 1 or g_shape[0] != shape[0]:
+            raise RuntimeError(f"Expected a tensor of dimension 1 and tensor.size[0] == {shape[0]} but got: dimension "
+                               f"{n} and tensor.size[0] = {g_shape[S.wrap_dim(0, n)]}")
+    elif len(g_shape) > 1 or grad_output._data.size != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {S.fmt_sizes(g_shape)}")
+    if target._dtype not in (D.int64, D.uint8):
+        raise RuntimeError(f"expected scalar type Long but found {C.torch_name(target._dtype)}")
+
+
 def _nll_backward(name, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    _nll_backward_checks(name, grad_output, self, target, weight, reduction, total_weight)
     dt = self._dtype
     x, t = self._data, target._data
     if _nll_in_c(reduction, weight, x, t, dt, ignore_index) and grad_output._data.size == 1:

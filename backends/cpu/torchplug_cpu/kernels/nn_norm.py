@@ -121,8 +121,17 @@ def _softmax_bw_dtype(grad_output: Tensor, input_dtype) -> D.dtype:
     return input_dtype
 
 
+def _check_same_size(name: str, grad_output: Tensor, output: Tensor) -> None:
+    g, y = grad_output._data.shape, output._data.shape
+    if g != y:  # PyTorch's log_softmax backward skips this check and reads past the smaller one
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {S.fmt_sizes(g)} does not equal {S.fmt_sizes(y)} (while checking arguments "
+                           f"for {name})")
+
+
 @TABLE.impl("aten::_softmax_backward_data")
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    _check_same_size("softmax_backward", grad_output, output)
     d = S.wrap_dim(dim, output._data.ndim)
     cdt = _cdt(grad_output._dtype)
     g = grad_output._data.astype(cdt, copy=False)
@@ -137,6 +146,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 
 @TABLE.impl("aten::_log_softmax_backward_data")
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    _check_same_size("log_softmax_backward", grad_output, output)
     d = S.wrap_dim(dim, output._data.ndim)
     cdt = _cdt(grad_output._dtype)
     g = grad_output._data.astype(cdt, copy=False)

@@ -203,10 +203,20 @@ def _max_pool(name: str, dims: int, self: Tensor, kernel_size, stride, padding, 
     return fresh(best.astype(dt.numpy_dtype, copy=False)), fresh(indices)
 
 
+def _check_plane_indices(idx: np.ndarray, plane: int) -> None:
+    """Refuses indices outside their input plane (they would land in the next plane, or past the end)."""
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= plane):
+        flat = idx.reshape(-1)
+        at = int(np.flatnonzero((flat < 0) | (flat >= plane))[0])
+        raise IndexError(f"max pooling backward: index {int(flat[at])} (at flat position {at} of indices) is outside "
+                         f"its input plane of {plane} elements; pass the indices returned by the forward")
+
+
 def _scatter_plane(g: np.ndarray, idx: np.ndarray, dims: int, in_shape, unique: bool) -> np.ndarray:
     """grad_input[..., idx] += g over each input plane (flat plane indices ``idx``)."""
     plane = math.prod(in_shape[-dims:])
     lead = math.prod(in_shape[:-dims])
+    _check_plane_indices(idx, plane)
     gl = g.reshape(lead, -1)
     flat = (idx.reshape(lead, -1) + (np.arange(lead, dtype=_I64) * plane)[:, None]).ravel()
     if unique:
@@ -217,17 +227,55 @@ def _scatter_plane(g: np.ndarray, idx: np.ndarray, dims: int, in_shape, unique: 
     return out.reshape(in_shape)
 
 
+def _check_dim_size(t: np.ndarray, dim: int, dim_size: int, size: int) -> None:
+    """PyTorch's check_dim_size."""
+    if t.ndim != dim or t.shape[dim_size] != size:
+        got = t.shape[S.wrap_dim(dim_size, t.ndim)]
+        raise RuntimeError(f"Expected a tensor of dimension {dim} and tensor.size[{dim_size}] == {size} but got: "
+                           f"dimension {t.ndim} and tensor.size[{dim_size}] = {got}")
+
+
+def _padding_only(sp, out_sp, k, s, p, d) -> np.ndarray | None:
+    """Per output position, whether its window holds padding only (possible with dilation > 1), or None.
+
+    PyTorch gives such a window -inf and an index past its plane; its gradient reaches no input.
+    """
+    if all(x == 1 for x in d):
+        return None
+    inside = None
+    for i in range(len(sp)):
+        taps = (np.arange(out_sp[i]) * s[i] - p[i])[:, None] + np.arange(k[i]) * d[i]
+        m = ((taps >= 0) & (taps < sp[i])).any(1)
+        inside = m if inside is None else np.logical_and.outer(inside, m)
+    return None if inside.all() else ~inside
+
+
 def _max_pool_backward(dims, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     name = f"max_pool{dims}d_with_indices_backward"
     k, s, p, d, out_shape = S.check_max_pool(f"max_pool{dims}d", self._data.shape, dims, kernel_size, stride, padding,
                                              dilation, ceil_mode)
-    if tuple(grad_output._data.shape) != tuple(out_shape):
+    ndim = self._data.ndim
+    if dims == 2:  # max_pool2d_backward_shape_check
+        for t in (grad_output._data, indices._data):
+            for j in (3, 2, 1):
+                _check_dim_size(t, ndim, ndim - j, out_shape[-j])
+            if ndim == 4:
+                _check_dim_size(t, ndim, 0, out_shape[0])
+    elif tuple(grad_output._data.shape) != tuple(out_shape):
         raise RuntimeError(f"{name}(): Expected grad_output of shape {S.fmt_sizes(out_shape)}, but got "
                            f"{S.fmt_sizes(grad_output._data.shape)}")
+    else:
+        for j in (4, 3, 2, 1):
+            _check_dim_size(indices._data, ndim, ndim - j, out_shape[-j])
+    if indices._dtype is not C.D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {C.torch_name(indices._dtype)}")
     dt = self._dtype
     cdt = _cdt(dt)
     g = grad_output._data.astype(cdt, copy=False)
     idx = indices._data
+    skip = _padding_only(self._data.shape[-dims:], out_shape[-dims:], k, s, p, d)
+    if skip is not None:
+        g, idx = np.where(skip, cdt.type(0), g), np.where(skip, 0, idx)
     if C.ckernels is not None and C.native_float(cdt) and idx.dtype == _I64 and idx.shape == g.shape:
         in_shape = self._data.shape
         gi = np.zeros(in_shape, cdt)

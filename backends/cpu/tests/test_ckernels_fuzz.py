@@ -178,7 +178,8 @@ def _raw_max_pool(rng: random.Random) -> str:
     inside = np.isfinite(_window_values(np.zeros((n, c, h, w)), g, np.inf)).any(axis=(1, 2)).transpose(1, 0, 2, 3)
     idx = idx[: out.size].reshape(n, c, oh, ow)
     assert (idx >= 0).all() and (idx[inside] < h * w).all()  # PyTorch too points past a padding-only window
-    got = np.take_along_axis(x.reshape(n * c, h * w), idx.reshape(n * c, oh * ow), axis=1).reshape(ref.shape)
+    at = np.minimum(idx, h * w - 1).reshape(n * c, oh * ow)
+    got = np.take_along_axis(x.reshape(n * c, h * w), at, axis=1).reshape(ref.shape)
     np.testing.assert_array_equal(got[inside], ref[inside])
     row, col = idx // w, idx % w
     top = np.broadcast_to((np.arange(oh) * sh - ph)[:, None], row.shape)
@@ -247,6 +248,9 @@ def _raw_softmax(rng: random.Random) -> str:
             K.softmax(x, out, dbl, *shape, log)
     except RAW_ERRORS:
         return "raw-softmax:error"
+    if rows * n == 0:  # accepted with nothing to do (the C kernels saw no element)
+        assert not out.any()
+        return "raw-softmax:ok"
     xs = x.reshape(rows, n).astype(np.float64)
     if backward:
         ys = y.reshape(rows, n).astype(np.float64)
@@ -327,6 +331,15 @@ def _tensor(rng: random.Random, shape, dtype=np.float32, requires_grad=False):
 
 
 def _op_pool(rng: random.Random):
+    if rng.random() < 0.4:  # a geometry PyTorch accepts, through the public op
+        n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, *_ = _valid_pool_geometry(rng, ceil := rng.random() < 0.5)
+        x = _tensor(rng, (n, c, h, w), rng.choice([np.float32, np.float64]), requires_grad=True)
+
+        def valid():
+            out, idx = F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil_mode=ceil, return_indices=True)
+            return (out, idx, *torchplug.autograd.grad(out.sum(), x))
+
+        return "op-max_pool", valid
     dims = rng.choice([1, 2, 2])
     nd = dims + rng.choice([1, 1, 1, 0, 2])
     shape = tuple(rng.randint(1, 7) if rng.random() < 0.95 else 0 for _ in range(nd))
@@ -441,7 +454,12 @@ def _run_op(rng: random.Random, monkeypatch) -> str:
     if rng.random() < 0.3:  # the NumPy fallback gives the same values
         with monkeypatch.context() as m:
             m.setattr(_common, "ckernels", None)
-            slow = run()
+            try:
+                slow = run()
+            except (MemoryError, OverflowError, ValueError):
+                # the fallback pads the input whole: a huge padding or stride with a small output
+                # (which the C kernels handle element by element) is past what NumPy can allocate
+                return f"{family}:ok"
         for a, b in zip(_values(fast), _values(slow)):
             assert a.shape == b.shape and a.dtype == b.dtype
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)

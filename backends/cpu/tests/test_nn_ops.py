@@ -487,10 +487,18 @@ ACTIVATIONS = {
 @pytest.mark.parametrize("dtype", FLOATS + HALVES)
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 def test_activation(tc, name, dtype):
+    from torchplug.testing.reference_quirks import correct_reference
+
+    def act(M, x):
+        out = ACTIVATIONS[name](F(M), x)
+        if M.__name__ == "torch" and name == "gelu":  # torch's gelu(+inf) depends on its CPU dispatch level
+            out = correct_reference("nn.functional.gelu", dtype, (x,), {}, out)
+        return out
+
     x = tc.pair(dtype, (4, 6), low=-25, high=25, special=True)
-    tc.compare(lambda M, x: ACTIVATIONS[name](F(M), x), x)
+    tc.compare(act, x)
     y = tc.pair(dtype, (2, 3), layout="transposed")
-    tc.compare(lambda M, x: ACTIVATIONS[name](F(M), x), y)
+    tc.compare(act, y)
 
 
 @pytest.mark.parametrize("name", list(ACTIVATIONS))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import torchplug
@@ -9,8 +10,8 @@ from torchplug._tensor import Tensor
 
 from .. import _grad
 
-__all__ = ["eval_closure", "check_lr", "lr_value", "scalar_dtype", "scalar_tensor", "check_real",
-           "set_group_defaults", "tensorize_scalar_state"]
+__all__ = ["eval_closure", "check_lr", "check_hyperparameters", "lr_value", "scalar_dtype", "scalar_tensor",
+           "check_real", "params_with_grad", "set_group_defaults", "tensorize_scalar_state"]
 
 
 def eval_closure(closure: Any) -> Any:
@@ -27,6 +28,39 @@ def check_lr(lr: Any, strict: bool = False) -> None:
         raise ValueError("Tensor lr must be 1-element")
     if not (0.0 < lr if strict else 0.0 <= lr):
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_hyperparameters(**values: Any) -> None:
+    """PyTorch's range checks on optimizer hyper-parameters, run in the order the keywords are given.
+
+    ``betas`` must satisfy ``0 <= beta < 1`` (index 0 checked first), ``rho`` ``0 <= rho <= 1``; every other
+    value must be ``>= 0``. The first failing check raises ``ValueError`` with PyTorch's message
+    (``eps`` is reported as "epsilon"). NaN fails every check, as in PyTorch's ``not 0.0 <= x`` form.
+    """
+    for name, value in values.items():
+        if name == "betas":
+            if not 0.0 <= value[0] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index 0: {value[0]}")
+            if not 0.0 <= value[1] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index 1: {value[1]}")
+        elif name == "rho":
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Invalid rho value: {value}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {'epsilon' if name == 'eps' else name} value: {value}")
+
+
+def params_with_grad(optimizer: Any, group: dict[str, Any]) -> Iterator[tuple[Tensor, Tensor, dict[str, Any]]]:
+    """Yield ``(param, grad, state)`` for each parameter of ``group`` that has a gradient, in group order.
+
+    ``state`` is ``optimizer.state[param]`` (empty on the first step, for the caller to initialize).
+    """
+    state = optimizer.state
+    for p in group["params"]:
+        grad = p.grad
+        if grad is None:
+            continue
+        yield p, grad, state[p]
 
 
 def lr_value(lr: Any) -> float:

@@ -6,8 +6,8 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_lr, check_real, eval_closure, lr_value, scalar_tensor, set_group_defaults,
-                      tensorize_scalar_state)
+from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+                      scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["Adadelta"]
@@ -38,12 +38,7 @@ class Adadelta(Optimizer):
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
         check_lr(lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
@@ -60,11 +55,7 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             lr, rho, eps = lr_value(group["lr"]), group["rho"], group["eps"]
             weight_decay, maximize = group["weight_decay"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     check_real(p, "Adadelta")
                     state["step"] = scalar_tensor(0.0)

@@ -6,6 +6,7 @@ from typing import Any
 
 import torchplug
 
+from ._common import check_hyperparameters, params_with_grad
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["Adam", "AdamW"]
@@ -18,14 +19,7 @@ class Adam(Optimizer):
                  decoupled_weight_decay: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
@@ -50,11 +44,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     state["step"] = _scalar_state()
                     state["exp_avg"] = torchplug.zeros_like(p)

@@ -6,8 +6,8 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_lr, check_real, eval_closure, lr_value, scalar_tensor, set_group_defaults,
-                      tensorize_scalar_state)
+from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+                      scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["ASGD"]
@@ -41,8 +41,7 @@ class ASGD(Optimizer):
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
         check_lr(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
@@ -59,11 +58,7 @@ class ASGD(Optimizer):
         for group in self.param_groups:
             lr, lambd, alpha, t0 = lr_value(group["lr"]), group["lambd"], group["alpha"], group["t0"]
             weight_decay, maximize = group["weight_decay"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     check_real(p, "ASGD")
                     state["step"] = scalar_tensor(0.0)

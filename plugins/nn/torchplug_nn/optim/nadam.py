@@ -6,8 +6,8 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_lr, check_real, eval_closure, lr_value, scalar_tensor, set_group_defaults,
-                      tensorize_scalar_state)
+from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+                      scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["NAdam"]
@@ -43,16 +43,7 @@ class NAdam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
         check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        check_hyperparameters(eps=eps, betas=betas, weight_decay=weight_decay, momentum_decay=momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)
@@ -72,11 +63,7 @@ class NAdam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = lr_value(group["lr"]), group["eps"], group["weight_decay"]
             momentum_decay, decoupled, maximize = group["momentum_decay"], group["decoupled_weight_decay"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     check_real(p, "NAdam")
                     state["step"] = scalar_tensor(0.0)

@@ -6,6 +6,7 @@ from typing import Any
 
 import torchplug
 
+from ._common import check_hyperparameters, params_with_grad
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["RMSprop", "Adagrad"]
@@ -17,14 +18,7 @@ class RMSprop(Optimizer):
                  maximize: bool = False, differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_hyperparameters(eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
@@ -40,11 +34,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             weight_decay, momentum, centered, maximize = group["weight_decay"], group["momentum"], group["centered"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     state["step"] = _scalar_state()
                     state["square_avg"] = torchplug.zeros_like(p)
@@ -81,14 +71,8 @@ class Adagrad(Optimizer):
                  maximize: bool = False, differentiable: bool = False, fused: Any = None) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_hyperparameters(lr_decay=lr_decay, weight_decay=weight_decay,
+                              initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
@@ -110,11 +94,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay, weight_decay, eps, maximize = (group["lr"], group["lr_decay"], group["weight_decay"],
                                                          group["eps"], group["maximize"])
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 step_t = state["step"]
                 step_t.add_(1)
                 step = step_t.item()

@@ -6,8 +6,8 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_lr, check_real, eval_closure, lr_value, scalar_tensor, set_group_defaults,
-                      tensorize_scalar_state)
+from ._common import (check_lr, check_real, eval_closure, lr_value, params_with_grad, scalar_tensor,
+                      set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["Rprop"]
@@ -58,11 +58,7 @@ class Rprop(Optimizer):
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
+            for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
                     check_real(p, "Rprop")
                     state["step"] = scalar_tensor(0.0)

@@ -7,7 +7,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import check_lr, eval_closure, lr_value
+from ._common import check_hyperparameters, check_lr, eval_closure, lr_value
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["SparseAdam"]
@@ -41,10 +41,7 @@ class SparseAdam(Optimizer):
         check_lr(lr, strict=True)
         if not 0.0 < eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        check_hyperparameters(betas=betas)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
         sparse_params, complex_params = [], []
         for index, group in enumerate(self.param_groups):

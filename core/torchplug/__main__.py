@@ -272,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op", help="show one operator's kernels and computed dispatch table")
     parser.add_argument("--demo", action="store_true", help="run a short tensor demo on each device")
     args = parser.parse_args(argv)
+    from torchplug._shadow import shadowing_message
+
+    shadowed = shadowing_message()  # a folder named 'torchplug' hides the package: nothing below would work
+    if shadowed:
+        print(f"python -m torchplug: {shadowed}", file=sys.stderr)
+        return 1
     if args.op:
         print(op_report(args.op))
         return 0

@@ -8,6 +8,13 @@ import numbers
 import ml_dtypes
 import numpy as np
 
+# The first module torchplug loads, and one most of its modules import: when a folder named 'torchplug' hides the
+# installed package (a namespace package has no __file__), say so here instead of failing later.
+if getattr(__import__("sys").modules.get(__package__), "__file__", None) is None:
+    from ._shadow import check_not_shadowed
+
+    check_not_shadowed(__package__)
+
 __all__ = [
     "dtype", "bool_", "uint8", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",

@@ -109,6 +109,7 @@ class Node:
     _n_out = 1
     _diff_outs: frozenset[int] | None = None  # differentiable outputs (None: all floating ones)
     _op = ""
+    _hidden: tuple[int, ...] = ()  # edges PyTorch's node does not have (inputs its overload takes as Scalars)
 
     def __init__(self) -> None:
         self._next: tuple[Any, ...] = ()
@@ -126,7 +127,8 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        return tuple(e if e is not None else (None, 0) for e in self._next)
+        hidden = self._hidden
+        return tuple(e if e is not None else (None, 0) for i, e in enumerate(self._next) if i not in hidden)
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from torchplug._dispatch.tls import tls
 from torchplug._tensor import Tensor
 
 from . import _graph as G
+from ._node_names import OVERLOAD_NUMBERS, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
 from ._state import GLOBAL, STATE
 
@@ -178,8 +179,10 @@ def _attr_expr(local: str, attr: str) -> str:
 
 def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out: int) -> type[G.Node]:
     fn = rule.fn
-    return type(rule.name, (G.Node,), {
-        "__slots__": (), "_name": rule.name, "_fn": staticmethod(fn), "_saves": rule.saves,
+    # an in-place op with its own derivatives.yaml entry has its own name (elu_: EluBackward1)
+    name = node_name(entry.name) if entry.name.split("::")[-1] in OVERLOAD_NUMBERS else rule.name
+    return type(name, (G.Node,), {
+        "__slots__": (), "_name": name, "_fn": staticmethod(fn), "_saves": rule.saves,
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
         # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
         "_diff_outs": frozenset(rule.outputs) if rule.outputs is not None else None,
@@ -209,6 +212,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     ns["_get"] = entry.cache.get
     ns["_miss"] = lambda ks, _e=entry: DISPATCHER.lookup(_e, ks)
     ns["_Node"] = cls
+    node_expr = _variant_expr(entry, cls, diff, ns)
     params = ", ".join(names)
     body = [
         "_old = _tls.mask",  # generated locals start with '_': arguments (k, a, r...) keep their names
@@ -266,7 +270,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         body.append(f"if {first}._dtype not in _DIFF:\n    return result")
     # Slots are filled directly (no __init__ call): this runs once per recorded op.
     body += [
-        "node = _new(_Node)",
+        f"node = _new({node_expr})",
         f"node._next = ({', '.join(edge_names)},)",
         f"node._saved = ({', '.join(values)},)" if values else "node._saved = ()",
         f"node._versions = ({', '.join(versions)},)" if any(v != "None" for v in versions) else "node._versions = ()",
@@ -313,6 +317,20 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
     return kernel
+
+
+def _variant_expr(entry: OperatorEntry, cls: type[G.Node], diff: list[int], ns: dict[str, Any]) -> str:
+    """The expression choosing the node class of one call (PyTorch's name of the overload it stands for)."""
+    variants = VARIANTS.get(entry.name)
+    if not variants:
+        return "_Node"
+    diff_names = [entry.schema.arguments[i].name for i in diff]
+    expr = "_Node"
+    for k, (cond, name, hidden) in reversed(list(enumerate(variants))):  # conditions name schema arguments
+        hidden_pos = tuple(diff_names.index(h) for h in hidden)
+        ns[f"_V{k}"] = type(name, (cls,), {"__slots__": (), "_name": name, "_hidden": hidden_pos})
+        expr = f"_V{k} if ({cond}) else {expr}"
+    return expr
 
 
 def _saver(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
@@ -460,6 +478,9 @@ class NotImplementedNode(G.Node):
             f"the derivative for '{self._extra['op']}' is not implemented. Add a rule for it in "  # type: ignore[index]
             "torchplug_autograd/_formulas.py (one @rule function)."
         )
+
+
+NotImplementedNode.__name__ = "NotImplemented"  # PyTorch's type name of such nodes
 
 
 def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._node_names import node_name
+
 __all__ = ["Rule", "RULES", "rule", "NONDIFFERENTIABLE", "nondifferentiable"]
 
 # Inputs that never get a gradient (indices, masks, conditions), by schema argument name.
@@ -38,11 +40,6 @@ def _qualify(op: str) -> str:
     return op if "::" in op else f"aten::{op}"
 
 
-def _node_name(op: str) -> str:
-    base = op.split("::")[-1].split(".")[0].strip("_")
-    return "".join(p[:1].upper() + p[1:] for p in base.split("_")) + "Backward0"
-
-
 def rule(*ops: str, saves: str = "", inputs: str | None = None, outputs: tuple[int, ...] | None = None,
          name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the backward formula of each op in ``ops``.
@@ -55,7 +52,7 @@ def rule(*ops: str, saves: str = "", inputs: str | None = None, outputs: tuple[i
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
         for op in ops:
             full = _qualify(op)
-            RULES[full] = Rule(full, saved, fn, name or _node_name(full), diff_inputs, outputs)
+            RULES[full] = Rule(full, saved, fn, name or node_name(full), diff_inputs, outputs)
         return fn
 
     return decorator

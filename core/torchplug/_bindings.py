@@ -435,9 +435,8 @@ def _H(self: Tensor) -> Tensor:
 
 
 def _conj(t: Tensor, what: str) -> Tensor:
-    if t.is_complex():  # (no conj op yet: refusing beats a silently unconjugated result)
-        raise NotImplementedError(f"{what} of a complex tensor needs conj(), which torchplug does not provide yet.")
-    return t
+    """``t.conj()`` (a lazy conjugate view) for complex ``t``; ``t`` itself otherwise."""
+    return A._conj(t) if t.is_complex() else t
 
 
 def _T(self: Tensor) -> Tensor:

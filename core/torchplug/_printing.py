@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backends import backend_for
+from ._tensor import _resolved
 
 __all__ = ["tensor_repr", "set_printoptions", "get_printoptions", "printoptions", "PRINT_OPTS"]
 
@@ -314,7 +315,7 @@ def tensor_repr(t: Any, *, tensor_contents: str | None = None) -> str:
             suffixes.append(f"size={shape}")
         if dtype not in (default, default_complex, D.int64, D.bool_):
             suffixes.append(f"dtype={dtype}")
-        body = "" if tensor_contents is not None else _contents_str(np.asarray(backend.to_host(t)), dtype, indent)
+        body = "" if tensor_contents is not None else _contents_str(np.asarray(backend.to_host(_resolved(t))), dtype, indent)
     if tensor_contents is not None:
         body = tensor_contents
 

@@ -7,6 +7,7 @@ from typing import Any
 from . import _dtype as D
 from ._backends import backend_for
 from ._device import device
+from ._dispatch.keys import CONJUGATE_BIT
 
 __all__ = ["Tensor", "Storage", "Size", "make_tensor", "autograd_hooks"]
 
@@ -394,15 +395,20 @@ class Tensor:
                     f"can't convert {self._device.type} device type tensor to numpy. "
                     "Use Tensor.cpu() to copy the tensor to host memory first."
                 )
+        if self._keyset & _CONJ_MASK:  # the buffer holds the unconjugated values
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                               "Use tensor.resolve_conj().numpy() instead.")
         return backend.to_host(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        if self._keyset & _CONJ_MASK:
+            return self.numpy()  # PyTorch's refusal
         arr = backend_for(self._device.type).to_host(self)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def tolist(self) -> Any:
         """Nested Python lists (a Python number for 0-dim tensors)."""
-        return backend_for(self._device.type).to_host(self).tolist()
+        return backend_for(self._device.type).to_host(_resolved(self)).tolist()
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
@@ -410,7 +416,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         if not backend_for(self._device.type).has_data:
             raise RuntimeError(f"Tensor.item() cannot be called on {self._device.type} tensors")
-        return backend_for(self._device.type).to_host(self).reshape(()).item()
+        return backend_for(self._device.type).to_host(_resolved(self)).reshape(()).item()
 
     def __len__(self) -> int:
         shape = self._data.shape
@@ -500,6 +506,26 @@ class Tensor:
             raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
                                "If gradients aren't required, use var.detach() to get Variable that doesn't require grad.")
         return self._data.__cuda_array_interface__
+
+
+# The Conjugate dispatch key's bit (a lazily conjugated view: its buffer holds unconjugated values).
+_CONJ_MASK = 1 << CONJUGATE_BIT
+
+
+def _resolved(t: Tensor) -> Tensor:
+    """``t``, or its materialised values if it is a conjugate view (for reading its buffer directly)."""
+    if t._keyset & _CONJ_MASK:
+        from ._composites_complex import resolve_conj
+
+        with _no_grad():
+            return resolve_conj(t)
+    return t
+
+
+def _no_grad() -> Any:
+    from ._dispatch.tls import exclude_keys
+
+    return exclude_keys(_autograd_band())
 
 
 def _autograd_band() -> int:

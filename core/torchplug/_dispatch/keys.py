@@ -29,11 +29,16 @@ PYTHON_BIT = MAX_BACKENDS + 1  # 25
 AD_INPLACE_OR_VIEW_BIT = MAX_BACKENDS + 2  # 26
 _AUTOGRAD_BASE = MAX_BACKENDS + 3  # 27..50
 _AUTOCAST_BASE = _AUTOGRAD_BASE + MAX_BACKENDS  # 51..74
+# The conjugate bit of a lazily conjugated complex view (``x.conj()``): above every other key, so
+# its fallback resolves or re-views such tensors before autograd records anything (only tensors
+# with the bit carry it, so other calls never see this key).
+CONJUGATE_BIT = _AUTOCAST_BASE + MAX_BACKENDS  # 75
 
 FUNCTIONALITY_BITS = {
     "BackendSelect": BACKEND_SELECT_BIT,
     "Python": PYTHON_BIT,
     "ADInplaceOrView": AD_INPLACE_OR_VIEW_BIT,
+    "Conjugate": CONJUGATE_BIT,
 }
 
 

@@ -1,0 +1,205 @@
+"""Complex numbers against the installed PyTorch: conjugate views, real/imag views, constructors,
+random draws, autograd (gradcheck and torch's conjugate-Wirtinger gradients) and optimizers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import torchplug as tp
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(values, dtype="complex64", requires_grad=False):
+    """The same values as a torchplug and a torch tensor."""
+    arr = np.asarray(values, dtype=dtype)
+    a = tp.tensor(arr.copy(), requires_grad=requires_grad)
+    b = torch.tensor(arr.copy(), requires_grad=requires_grad)
+    return a, b
+
+
+def _same(a, b, rtol=1e-6, atol=1e-6):
+    """torchplug tensor ``a`` holds what torch tensor ``b`` holds (dtype names and values)."""
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(np.asarray(a.detach().resolve_conj().tolist()), b.detach().resolve_conj().resolve_neg().numpy(),
+                               rtol=rtol, atol=atol)
+
+
+Z = [1 + 2j, 3 - 4j, -0.5 + 0.25j]
+
+
+# ---- conj: the conjugate bit ---------------------------------------------------------------------
+def test_conj_is_a_lazy_view_like_torch():
+    a, b = _pair(Z)
+    ca, cb = a.conj(), b.conj()
+    assert ca.is_conj() is cb.is_conj() is True
+    assert a.is_conj() is b.is_conj() is False
+    assert ca._base is a
+    _same(ca, cb)
+    assert ca.tolist() == pytest.approx(cb.tolist())
+    assert repr(ca).replace("torchplug", "torch") == repr(cb)
+    assert ca.conj().is_conj() is False
+    _same(ca.conj(), b)
+    ra, rb = ca.resolve_conj(), cb.resolve_conj()
+    assert ra.is_conj() is rb.is_conj() is False
+    _same(ra, rb)
+    assert ra.data_ptr() != a.data_ptr()
+
+
+def test_write_through_conj_view_stores_the_conjugate():
+    a, b = _pair(Z)
+    ca, cb = a.conj(), b.conj()
+    ca[0] = 1 + 1j
+    cb[0] = 1 + 1j
+    _same(a, b)
+    ca.mul_(2j)
+    cb.mul_(2j)
+    _same(a, b)
+    assert ca.is_conj() and a._version == b._version
+    ca[1:].copy_(tp.tensor([5 + 6j, 7 - 8j]))
+    cb[1:].copy_(torch.tensor([5 + 6j, 7 - 8j]))
+    _same(a, b)
+
+
+def test_views_of_a_conj_view_stay_conjugate():
+    a, b = _pair([[1 + 1j, 2 - 3j], [4j, -5 + 0j]])
+    for fa, fb in [(lambda t: t.conj().t(), lambda t: t.conj().t()),
+                   (lambda t: t.conj()[0], lambda t: t.conj()[0]),
+                   (lambda t: t.conj().reshape(4), lambda t: t.conj().reshape(4)),
+                   (lambda t: t.mH, lambda t: t.mH),
+                   (lambda t: t.adjoint(), lambda t: t.adjoint())]:
+        va, vb = fa(a), fb(b)
+        assert va.is_conj() is vb.is_conj()
+        _same(va, vb)
+
+
+def test_ops_on_conj_inputs_resolve_them():
+    a, b = _pair(Z)
+    for fa, fb in [(lambda t: t.conj() + 1, lambda t: t.conj() + 1),
+                   (lambda t: t.conj() * t, lambda t: t.conj() * t),
+                   (lambda t: t.conj().clone(), lambda t: t.conj().clone()),
+                   (lambda t: t.conj().exp(), lambda t: t.conj().exp()),
+                   (lambda t: t.conj().sum(), lambda t: t.conj().sum())]:
+        ra, rb = fa(a), fb(b)
+        assert ra.is_conj() is rb.is_conj() is False
+        _same(ra, rb, rtol=1e-5)
+
+
+def test_conj_of_real_tensors_is_the_tensor_itself():
+    x = tp.tensor([1.0, -2.0])
+    assert x.conj() is x and not x.conj().is_conj()
+    assert tp.conj_physical(x) is x and x.conj_physical_() is x
+    assert x.real is x
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes"):
+        x.imag
+
+
+def test_conj_physical_and_refusals():
+    a, b = _pair(Z)
+    _same(tp.conj_physical(a), torch.conj_physical(b))
+    assert not tp.conj_physical(a).is_conj()
+    c = a.clone()
+    c.conj_physical_()
+    _same(c, b.conj_physical())
+    with pytest.raises(RuntimeError, match="^view_as_real doesn't work on unresolved conjugated tensors"):
+        tp.view_as_real(a.conj())
+    with pytest.raises(RuntimeError, match="^Can't call numpy\\(\\) on Tensor that has conjugate bit set"):
+        a.conj().numpy()
+    assert np.allclose(a.conj().resolve_conj().numpy(), b.conj().resolve_conj().numpy())
+
+
+# ---- real / imag / view_as_real / view_as_complex -----------------------------------------------------
+def test_real_imag_are_writable_views():
+    a, b = _pair(Z)
+    for ta, tb in ((a.real, b.real), (a.imag, b.imag), (tp.real(a), torch.real(b)), (tp.imag(a), torch.imag(b))):
+        _same(ta, tb)
+        assert ta._base is a
+    a.real.mul_(2)
+    b.real.mul_(2)
+    a.imag[1] = 10
+    b.imag[1] = 10
+    _same(a, b)
+    assert a._version == b._version
+    a.real = tp.tensor([5.0, 6.0, 7.0])
+    b.real = torch.tensor([5.0, 6.0, 7.0])
+    a.imag = 3
+    b.imag = 3
+    _same(a, b)
+    _same(a.conj().real, b.conj().real)
+    _same(a.conj().imag, b.conj().imag)
+
+
+def test_view_as_real_and_complex_share_storage():
+    a, b = _pair([[1 + 2j, 3 - 4j], [5j, -1 + 0j]], "complex128")
+    ra, rb = tp.view_as_real(a), torch.view_as_real(b)
+    _same(ra, rb)
+    assert ra.stride() == rb.stride() and ra._base is a
+    ra[0, 0, 1] = 9.0
+    rb[0, 0, 1] = 9.0
+    _same(a, b)
+    ta, tb = tp.view_as_real(a.t()), torch.view_as_real(b.t())
+    assert ta.stride() == tb.stride() and ta.storage_offset() == tb.storage_offset()
+    ca, cb = tp.view_as_complex(ra), torch.view_as_complex(rb)
+    _same(ca, cb)
+    assert ca.data_ptr() == a.data_ptr()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.ones(3, 3), lambda m: m.ones(3, 2, dtype=m.int32), lambda m: m.ones(2, 3)[:, :2],
+    lambda m: m.ones(9)[1:].view(4, 2), lambda m: m.ones(4, 2).t().contiguous().t(), lambda m: m.ones(()),
+])
+def test_view_as_complex_errors_match_torch(make):
+    with pytest.raises(RuntimeError) as expected:
+        torch.view_as_complex(make(torch))
+    with pytest.raises(RuntimeError) as got:
+        tp.view_as_complex(make(tp))
+    assert str(got.value) == str(expected.value)
+
+
+def test_view_as_real_of_real_raises_like_torch():
+    with pytest.raises(RuntimeError, match="^view_as_real is only supported for complex tensors$"):
+        tp.view_as_real(tp.ones(2))
+
+
+# ---- constructors and angle ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_complex_and_polar_match_torch(dtype):
+    re = np.array([[1.0, -2.0, 0.5]], dtype=dtype)
+    im = np.array([[3.0], [-0.25]], dtype=dtype)
+    _same(tp.complex(tp.tensor(re), tp.tensor(im)), torch.complex(torch.tensor(re), torch.tensor(im)))
+    r = np.abs(re)
+    _same(tp.polar(tp.tensor(r), tp.tensor(im)), torch.polar(torch.tensor(r), torch.tensor(im)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("args", [("float32", "float64"), ("int32", "int32")])
+def test_complex_polar_errors_match_torch(args):
+    for name in ("complex", "polar"):
+        with pytest.raises(RuntimeError) as expected:
+            getattr(torch, name)(torch.ones(2, dtype=getattr(torch, args[0])), torch.ones(2, dtype=getattr(torch, args[1])))
+        with pytest.raises(RuntimeError) as got:
+            getattr(tp, name)(tp.ones(2, dtype=getattr(tp, args[0])), tp.ones(2, dtype=getattr(tp, args[1])))
+        assert str(got.value) == str(expected.value)
+
+
+def test_angle_matches_torch():
+    a, b = _pair(Z + [0j, -1 + 0j, complex(-0.0, -0.0)])
+    _same(tp.angle(a), torch.angle(b))
+    _same(a.angle(), b.angle())
+    for values, dtype in (([-1.0, 0.0, 2.0, math.nan, -math.inf, math.inf], "float64"), ([-3, 0, 4], "int64")):
+        _same(tp.angle(tp.tensor(np.array(values, dtype=dtype))), torch.angle(torch.tensor(np.array(values, dtype=dtype))))
+
+
+def test_complex_abs_sgn_dot_vdot_and_linalg():
+    a, b = _pair(Z)
+    _same(a.abs(), b.abs())
+    _same(tp.sgn(a), torch.sgn(b))
+    _same(tp.dot(a, a.conj()), torch.dot(b, b.conj()), rtol=1e-5)
+    _same(tp.vdot(a, a * 2j), torch.vdot(b, b * 2j), rtol=1e-5)
+    m = np.array([[2 + 1j, 1 - 1j], [0.5j, 3 + 0j]], dtype="complex128")
+    _same(tp.linalg.inv(tp.tensor(m)), torch.linalg.inv(torch.tensor(m)), rtol=1e-10)
+    _same(tp.tensor(m).mH @ tp.tensor(m), torch.tensor(m).mH @ torch.tensor(m), rtol=1e-10)
+    assert tp.is_complex(a) and a.is_complex() and not tp.is_complex(a.real)

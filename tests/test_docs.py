@@ -145,3 +145,68 @@ def test_custom_ops_plugin_distribution(tmp_path):
     proc = subprocess.run([sys.executable, "-W", "error", "-c", blocked], capture_output=True, text=True,
                           cwd=tmp_path, env=dict(env, TORCHPLUG_BLOCK_PLUGINS="mylib"), timeout=300)
     assert proc.returncode == 0 and "blocked ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---- the docs speak about this repository as it is: no dead paths, no build diary ----
+
+TOP = ("core", "backends", "benchmarks", "docs", "plugins", "scripts", "tests", ".ci")
+REPO_PATH = re.compile(r"(?<![\w./~-])((?:%s)/[\w./<>*-]*)" % "|".join(re.escape(t) for t in TOP))
+PROSE_PATH = re.compile(r"`([\w.-]+(?:/[\w.<>*-]+)+\.(?:py|md|c|cpp|toml|ini|json|txt))`")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# what a user could not follow: folders outside the checkout, absolute paths of a build machine
+OUTSIDE = re.compile(r"(?<![\w.])\.\./[\w.-]|(?<![\w.])/work/|(?<![\w/])shared/(?:bench|research|seeds)\b")
+DIARY = [re.compile(p, re.I) for p in (
+    r"\b20\d\d-[01]\d-[0-3]\d\b",                      # a dated entry
+    r"\bissues?\s*#?\d+\b",                            # "issue 6", "Targets of issue 6"
+    r"\b(this|that|the same|last) (hour|session|morning|afternoon|evening)\b",
+    r"\bsession\b",
+    r"\bthe host was\b|\bwas (noisy|loud) (during|that)\b",
+    r"at the time of writing",
+    r"\bmeasured while\b",
+    r"\bissue report\b",
+    r"\bthis (VM|host)\b",
+)]
+DIST_ROOTS = [ROOT, ROOT / "core", *sorted(p for p in (ROOT / "backends").iterdir() if p.is_dir()),
+              *sorted(p for p in (ROOT / "plugins").iterdir() if p.is_dir()),
+              *sorted(p for p in (ROOT / "plugins" / "examples").iterdir() if p.is_dir())]
+
+
+def _prose(text: str) -> str:
+    return FENCE.sub("", text)
+
+
+def _exists(path: str, roots) -> bool:
+    path = re.sub(r"<[^>]*>", "*", path.rstrip(".,:;)"))
+    return any(list(root.glob(path)) if "*" in path else (root / path).exists() for root in roots)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_doc_paths_exist(doc):
+    text = doc.read_text(encoding="utf-8")
+    dead = [p for p in REPO_PATH.findall(text) if not _exists(p, [ROOT])]
+    dead += [p for p in PROSE_PATH.findall(_prose(text)) if not _exists(p, DIST_ROOTS)]
+    dead += [t for t in LINK.findall(_prose(text))
+             if not t.startswith(("http://", "https://", "#", "mailto:")) and not _exists(t.split("#")[0], [doc.parent])]
+    assert not dead, f"{doc.relative_to(ROOT)} names paths that do not exist in the repository: {dead}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_doc_has_no_build_diary(doc):
+    found = []
+    for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+        found += [f"line {n}: {line.strip()[:120]}" for pat in [OUTSIDE, *DIARY] if pat.search(line)]
+    assert not found, f"{doc.relative_to(ROOT)} has build-diary lines or paths outside the repository:\n" + "\n".join(found)
+
+
+def test_conformance_doc_counts_are_current():
+    from torchplug.testing import cases, op_db
+
+    text = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    m = re.search(r"holds \*\*([\d,]+) ops\*\* and \*\*([\d,]+) sample cases\*\*", text)
+    assert m, "docs/conformance.md no longer states the OpInfo table's size"
+    documented = tuple(int(g.replace(",", "")) for g in m.groups())
+    actual = (len(op_db()), len(cases()))
+    assert documented == actual, (
+        f"docs/conformance.md says {documented[0]} ops and {documented[1]} sample cases; the table has "
+        f"{actual[0]} and {actual[1]}: update the figures there"
+    )

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import traceback
+import types
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,10 @@ def run_document(path: str) -> int:
     from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
     document = Document.parse(path, PythonCodeBlockParser(), SkipParser())
-    document.namespace["__name__"] = "__doc_example__"
+    # the blocks run as a user's script does: in __main__, so that pickling their classes works
+    script = types.ModuleType("__main__")
+    sys.modules["__main__"] = script
+    document.namespace = script.__dict__
     for example in document.examples():
         where = f"{Path(path).name}, line {example.line}"
         try:

@@ -13,6 +13,7 @@ from ._backends import backend_for
 from . import _composites_complex, _composites_linalg, _composites_nn, _composites_shape
 from ._composites import COMPOSITES, inplace_kernel, out_kernel
 from ._composites_math import register as register_math_composites
+from ._composites_more import register as register_more_composites
 from ._device import get_default_device
 from ._mem_overlap import INTERNAL_OVERLAP_MESSAGE, assert_no_partial_overlap, has_internal_overlap, overlap_policy
 from ._dispatch import keys as K
@@ -221,6 +222,7 @@ def register_core(lib: Library) -> None:
         if "factory" in tags:
             lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
     register_math_composites(lib)
+    register_more_composites(lib)
 
 
 def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:

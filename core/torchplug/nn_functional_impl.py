@@ -869,3 +869,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 _ = D
+
+# pdist, lp_pool, embedding_bag, max_unpool: composed in their own module
+from ._nn_functional_more import *  # noqa: E402,F401,F403
+from ._nn_functional_more import __all__ as _MORE  # noqa: E402
+
+__all__ += _MORE

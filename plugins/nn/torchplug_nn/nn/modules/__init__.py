@@ -6,6 +6,7 @@ from .activation import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
+from .embedding_bag import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
@@ -14,3 +15,4 @@ from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .unpooling import *  # noqa: F401,F403

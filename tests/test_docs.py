@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([\w+-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
-SKIP = re.compile(r"<!--+\s*skip:\s*(\w+)(.*?)--+>", re.S)
+SKIP = re.compile(r"^[ \t]*<!--+\s*skip:\s*(\w+)(.*?)--+>", re.S | re.M)   # as Sybil reads them: at a line start
 
 
 def _python_blocks(path: Path) -> list[str]:

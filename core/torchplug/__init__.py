@@ -116,6 +116,19 @@ from ._plugins.exposure import install_finder as _install_finder, resolve as _re
 
 _install_finder()
 
+from ._compat.missing import attach_loaded as _compat_attach_loaded  # noqa: E402
+
+
+def _install_compat_placeholders() -> None:
+    # Tensor attributes PyTorch has and torchplug lacks raise "not supported yet" (see torchplug._compat)
+    from ._compat.missing import install_tensor_placeholders
+    from ._compat.reference import names
+
+    install_tensor_placeholders(Tensor, names("torch.Tensor"))
+
+
+_install_compat_placeholders()
+
 
 def _version() -> str:
     try:
@@ -140,7 +153,9 @@ def __getattr__(name: str) -> object:
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")  # a core submodule, imported on first use
+        module = importlib.import_module(f"{__name__}.{name}")  # a core submodule, imported on first use
+        _compat_attach_loaded()  # its missing names (and its submodules') say they are not supported yet
+        return module
     value = _resolve_exposed(name)
     globals()[name] = value  # cached: later lookups are plain attribute hits (dropped if the plugin unloads)
     return value

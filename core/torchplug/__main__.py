@@ -1,7 +1,9 @@
 """``python -m torchplug``: the doctor — plugins, devices, dispatch keys and kernel coverage.
 
 Options: ``--ops`` lists every operator with the keys that have kernels; ``--op NAME`` shows one
-operator's kernels with who registered them; ``--demo`` runs a short tensor demo per device.
+operator's kernels with who registered them; ``--demo`` runs a short tensor demo per device;
+``--compat`` compares torchplug's public names with PyTorch's (``--module torch.nn`` to choose
+modules, ``--json`` or ``--markdown`` for machine-readable or ``docs/compat.md`` output).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import argparse
 import sys
 from collections import Counter
 
-__all__ = ["main", "doctor_report"]
+__all__ = ["main", "doctor_report", "compat_report"]
 
 
 def doctor_report() -> str:
@@ -266,12 +268,37 @@ def _usable(backend: object) -> bool:
         return False
 
 
+def compat_report(modules: list[str] | None = None, fmt: str = "text") -> str:
+    """PyTorch's public names that torchplug provides, per module (``fmt``: text, json or markdown)."""
+    from torchplug._compat.coverage import coverage
+    from torchplug._compat.report import json_report, markdown_report, text_report
+
+    rows = coverage(modules)
+    return {"text": text_report, "json": json_report, "markdown": markdown_report}[fmt](rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchplug", description=__doc__)
     parser.add_argument("--ops", action="store_true", help="list every operator and its kernel keys")
     parser.add_argument("--op", help="show one operator's kernels and computed dispatch table")
     parser.add_argument("--demo", action="store_true", help="run a short tensor demo on each device")
+    parser.add_argument("--compat", action="store_true",
+                        help="compare torchplug's public names with PyTorch's: coverage per module and the missing names")
+    parser.add_argument("--module", action="append", metavar="MODULE",
+                        help="with --compat: only this module (torch.nn, torchplug.nn or nn; torch.nn.* adds its "
+                             "submodules); repeatable")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="with --compat: print the report as JSON")
+    output.add_argument("--markdown", action="store_true", help="with --compat: print docs/compat.md's Markdown")
     args = parser.parse_args(argv)
+    if not args.compat and (args.module or args.json or args.markdown):
+        parser.error("--module, --json and --markdown go with --compat (python -m torchplug --compat --module torch.nn)")
+    if args.compat:
+        try:
+            print(compat_report(args.module, "json" if args.json else "markdown" if args.markdown else "text"))
+        except ValueError as exc:  # an unknown --module: the message lists the known ones
+            parser.error(str(exc))
+        return 0
     from torchplug._shadow import shadowing_message
 
     shadowed = shadowing_message()  # a folder named 'torchplug' hides the package: nothing below would work

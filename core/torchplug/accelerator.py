@@ -318,3 +318,9 @@ memory.__all__ = ["empty_cache", "memory_stats", "memory_allocated", "max_memory
                   "max_memory_reserved", "reset_peak_memory_stats", "reset_accumulated_memory_stats"]
 sys.modules[memory.__name__] = memory
 del _name
+
+
+from ._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# a name PyTorch has and torchplug lacks raises "not supported yet" (see docs/compat.md)
+__getattr__ = _fallback_getattr("torch.accelerator", __name__)

@@ -255,3 +255,9 @@ def collect_tables(package: str) -> list[KernelTable]:
         if isinstance(table, KernelTable):
             tables.append(table)
     return tables
+
+
+from ._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
+__getattr__ = _fallback_getattr("torch.library", __name__, __getattr__)

@@ -212,3 +212,9 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Alias of :func:`torchplug.matmul`."""
     return _out(_aten.matmul(input, other), out)
+
+
+from ._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# a name PyTorch has and torchplug lacks raises "not supported yet" (see docs/compat.md)
+__getattr__ = _fallback_getattr("torch.linalg", __name__)

@@ -40,6 +40,10 @@ def expose(name: str, obj: Any, plugin: str) -> None:
         drop_cached(name)
         if isinstance(obj, ModuleType):
             attach_legacy_names(obj, name)
+    if isinstance(obj, ModuleType):
+        from .._compat.missing import attach_loaded
+
+        attach_loaded()  # after the legacy names: a missing name of the module says it is not supported yet
 
 
 def unexpose_plugin(plugin: str) -> None:
@@ -68,7 +72,9 @@ def resolve(name: str) -> Any:
         return _device_module(name)
     plugin = PROVIDERS.get(name)
     if plugin is None:
-        raise AttributeError(f"module 'torchplug' has no attribute {name!r}")
+        from .._compat.missing import missing_attribute
+
+        raise missing_attribute("torch", name, "torchplug")  # "not supported yet" for a name PyTorch has
     record = MANAGER.records.get(plugin)
     state = "not installed" if record is None else (record.reason or record.status)
     raise AttributeError(
@@ -82,13 +88,14 @@ def _device_module(device_type: str) -> ModuleType:
     """``torchplug.<well-known type>`` that no plugin exposed: the registered backend's device
     module, else the placeholder that explains how to get one."""
     from .._backends import registered_backends
+    from .._compat.missing import attach_device_module
     from .._device_placeholder import attach_legacy_names, placeholder_module
 
     backend = registered_backends().get(device_type)
     if backend is not None and backend.device_module is not None:
         attach_legacy_names(backend.device_module, device_type)
-        return backend.device_module
-    return placeholder_module(device_type)
+        return attach_device_module(backend.device_module, device_type)
+    return attach_device_module(placeholder_module(device_type), device_type)
 
 
 class _AliasLoader(importlib.abc.Loader):

@@ -26,3 +26,9 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
+__getattr__ = _fallback_getattr("torch.backends", __name__, __getattr__)

@@ -24,3 +24,9 @@ __all__ = [
     "op_db", "cases", "Case", "run_case", "SkipCase", "device_has_data", "ALL_DTYPES", "FLOAT_DTYPES", "INT_DTYPES",
     "COMPLEX_DTYPES",
 ]
+
+
+from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# a name PyTorch has and torchplug lacks raises "not supported yet" (see docs/compat.md)
+__getattr__ = _fallback_getattr("torch.testing", __name__)

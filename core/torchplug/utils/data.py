@@ -38,3 +38,9 @@ def __getattr__(name: str) -> Any:
         return getattr(_impl, name)
     except AttributeError:
         raise AttributeError(f"module 'torchplug.utils.data' has no attribute {name!r}") from None
+
+
+from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+
+# the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
+__getattr__ = _fallback_getattr("torch.utils.data", __name__, __getattr__)

@@ -77,6 +77,8 @@ def _validate(g: Any, node: G.Node, nr: int, producer: G.Node, index: int) -> Te
             )
         g = sum_to(g, shape)
     if dtype is not None and g._dtype is not dtype:
+        if g._dtype.is_complex and not dtype.is_complex:
+            g = g.real  # a real input's gradient is the real part (PyTorch's handle_r_to_c)
         g = g.to(dtype)
     return g
 

@@ -66,7 +66,7 @@ def neg(n, g):
 
 @rule("abs", saves="self")
 def abs_(n, g, self):
-    return (g * self.sign(),)
+    return (g * self.sgn(),)  # sgn: sign for reals, z / |z| for complex
 
 
 @rule("exp", saves="result")
@@ -271,7 +271,9 @@ def pow_(n, g, self, exponent, result):
             gs = g * exponent * self.pow(exponent - 1)
     if n[1]:
         if _is_tensor(self):
-            cond = (self == 0).logical_and(exponent >= 0)
+            # complex exponents: only a real, non-negative one makes 0 ** exponent flat (pow_backward_exponent)
+            nonneg = (exponent.imag == 0).logical_and(exponent.real >= 0) if exponent.dtype.is_complex else exponent >= 0
+            cond = (self == 0).logical_and(nonneg)
             ge = g * T.where(cond, 0.0, result * self.log())
         else:
             ge = g * result * math.log(self) if self > 0 else g * T.where(exponent >= 0, 0.0, result * math.log(self) if self else 0.0)

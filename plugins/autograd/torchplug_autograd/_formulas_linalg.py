@@ -53,7 +53,8 @@ def addbmm(n, g, batch1, batch2, beta, alpha):
 
 @rule("vdot", saves="self, other")
 def vdot(n, g, self, other):
-    return n[0] and g * other, n[1] and g * self
+    # vdot conjugates self: derivatives.yaml's grad.conj() * other and grad * self
+    return n[0] and g.conj() * other, n[1] and g * self
 
 
 @rule("linalg_cross", saves="self, other, dim")

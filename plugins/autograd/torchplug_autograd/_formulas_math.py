@@ -75,9 +75,14 @@ def sinc(n, g, self):
     return (T.where(sq == 0, 0.0, out),)
 
 
-@rule("sgn")
-def sgn(n, g):
-    return (_zeros(g),)
+@rule("sgn", saves="self, result")
+def sgn(n, g, self, result):
+    if not self.dtype.is_complex:
+        return (_zeros(g),)
+    # FunctionsManual.cpp sgn_backward: (g - sgn^2 conj(g)) / (2 |z|), 0 at z = 0
+    r = self.abs()
+    grad = (g - result * result * g.conj()) / (2 * r)
+    return (T.where(r == 0, T.zeros((), dtype=grad.dtype, device=grad.device), grad),)
 
 
 @rule("logit", saves="self, eps")

@@ -12,12 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from torchplug._dispatch.keys import CONJUGATE_BIT
 from torchplug._tensor import Tensor
 
 from . import _graph as G
 
 __all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices",
            "check_view_write"]
+
+
+_CONJ_MASK = 1 << CONJUGATE_BIT
 
 
 def _T() -> Any:
@@ -55,20 +59,44 @@ def as_strided_backward(g: Tensor, in_geom: Any, out_geom: Any) -> Tensor:
     return flat[storage_indices(in_size, in_stride, in_off, g)]
 
 
-class AsStridedView(G.Node):
-    """The history of a view whose base was modified in place: a strided view of the base's history."""
+def _real_geom(geom: Any) -> tuple[Any, ...]:
+    """The geometry of a complex layout in real elements (``view_as_real``'s: a trailing (re, im) pair)."""
+    size, stride, off = geom
+    return (tuple(size) + (2,), tuple(s * 2 for s in stride) + (1,), off * 2)
 
-    __slots__ = ("base_geom", "view_geom")
+
+def _dtype_mode(view: Tensor, base: Tensor) -> int:
+    """0: same dtype; 1: a real view of a complex base (``.real``/``view_as_real``); 2: the reverse."""
+    if view._dtype is base._dtype:
+        return 0
+    return 1 if base._dtype.is_complex and not view._dtype.is_complex else 2 if view._dtype.is_complex else 0
+
+
+class AsStridedView(G.Node):
+    """The history of a view whose base was modified in place: a strided view of the base's history.
+
+    ``mode`` handles views of another dtype (the real parts of a complex base and the reverse), and
+    ``conj`` conjugate views (``x.conj()``), whose gradient is conjugated on its way to the base.
+    """
+
+    __slots__ = ("base_geom", "view_geom", "mode", "conj")
     _name = "AsStridedBackward0"
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
-        return (as_strided_backward(grads[0], self.base_geom, self.view_geom),)
+        g = grads[0]
+        if self.conj:
+            g = g.conj_physical()
+        if self.mode == 1:
+            return (_T().view_as_complex(as_strided_backward(g, _real_geom(self.base_geom), self.view_geom)),)
+        if self.mode == 2:
+            return (as_strided_backward(_T().view_as_real(g), self.base_geom, _real_geom(self.view_geom)),)
+        return (as_strided_backward(g, self.base_geom, self.view_geom),)
 
 
 class CopySlices(G.Node):
     """The history of a base after an in-place op on one of its views."""
 
-    __slots__ = ("fn", "base_geom", "view_geom")
+    __slots__ = ("fn", "base_geom", "view_geom", "mode")
     _name = "CopySlices"
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
@@ -78,7 +106,13 @@ class CopySlices(G.Node):
         result = T.empty_strided(list(size), list(stride), dtype=self._dtype, device=g.device)
         result.copy_(g)
         vsize, vstride, voff = self.view_geom
-        grad_slice = result.as_strided(list(vsize), list(vstride), voff - off)
+        if self.mode == 1:  # a real view of the complex base: slice the base's (re, im) pairs
+            grad_slice = T.view_as_real(result).as_strided(list(vsize), list(vstride), voff - 2 * off)
+        elif self.mode == 2:  # a complex view of a real base
+            rsize, rstride, roff = _real_geom(self.view_geom)
+            grad_slice = T.view_as_complex(result.as_strided(list(rsize), list(rstride), roff - off))
+        else:
+            grad_slice = result.as_strided(list(vsize), list(vstride), voff - off)
         fn = self.fn
         res = list(fn._apply([grad_slice.clone()], (True,) + tuple(needs[1:]), create_graph))
         first = res[0]
@@ -107,6 +141,8 @@ def _view_node(view: Tensor, base: Tensor) -> AsStridedView:
     node._next = (G.gradient_edge(base),)
     node.base_geom = _geometry(base)
     node.view_geom = _geometry(view)
+    node.mode = _dtype_mode(view, base)
+    node.conj = bool(view._keyset & _CONJ_MASK)
     node._shape = view._data.shape
     node._dtype = view._dtype
     return node
@@ -126,6 +162,7 @@ def rebase_history(t: Tensor, node: G.Node) -> None:
     cs.fn = node
     cs.base_geom = _geometry(base)
     cs.view_geom = _geometry(t)
+    cs.mode = _dtype_mode(t, base)
     cs._shape = base._data.shape
     cs._dtype = base._dtype
     G.set_history(base, cs, 0)

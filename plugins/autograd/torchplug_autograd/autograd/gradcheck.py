@@ -32,8 +32,35 @@ def _diff_outputs(out: Any) -> list[Tensor]:
     return [o for o in _as_tuple(out) if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)]
 
 
+def _dofs(t: Tensor) -> int:
+    """Real degrees of freedom: a complex element is two (real, imaginary), as PyTorch's gradcheck sees it."""
+    return t.numel() * (2 if t.dtype.is_complex else 1)
+
+
+def _real_values(t: Tensor) -> np.ndarray:
+    """The values as a flat float64 array, complex elements as interleaved (real, imaginary) pairs."""
+    if t.dtype.is_complex:
+        return np.array(t.detach().cpu().tolist(), dtype=np.complex128).reshape(-1).view(np.float64)
+    return np.array(t.detach().cpu().tolist(), dtype=np.float64).reshape(-1)
+
+
+def _unit(t: Tensor, k: int) -> np.ndarray:
+    """A one-hot value array shaped like ``t`` for real dof ``k`` (1 or 1j at its element)."""
+    if t.dtype.is_complex:
+        onehot = np.zeros(t.numel(), dtype=np.complex128)
+        onehot[k // 2] = 1j if k % 2 else 1.0
+    else:
+        onehot = np.zeros(t.numel())
+        onehot[k] = 1.0
+    return onehot.reshape(tuple(t.shape))
+
+
 def get_numerical_jacobian(func: Any, inputs: Any, eps: float = 1e-6) -> list[list[np.ndarray]]:
-    """jac[i][j]: d output j / d input i as an (input numel, output numel) float64 array."""
+    """jac[i][j]: d output j / d input i as an (input dofs, output dofs) float64 array.
+
+    Complex tensors count two real dofs per element (real, imaginary), so the Jacobian is the one of
+    the realified function; autograd's conjugate-Wirtinger gradients are compared against it.
+    """
     T = _T()
     inputs = _as_tuple(inputs)
     with no_grad():
@@ -42,19 +69,23 @@ def get_numerical_jacobian(func: Any, inputs: Any, eps: float = 1e-6) -> list[li
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue
-        base = np.array(x.detach().cpu().tolist(), dtype=np.float64).reshape(tuple(x.shape))
-        cols = [np.zeros((x.numel(), o.numel())) for o in base_out]
-        for k in range(x.numel()):
+        kind = np.complex128 if x.dtype.is_complex else np.float64
+        base = np.array(x.detach().cpu().tolist(), dtype=kind).reshape(tuple(x.shape))
+        cols = [np.zeros((_dofs(x), _dofs(o))) for o in base_out]
+        for k in range(_dofs(x)):
             vals = []
             for sign in (1.0, -1.0):
                 arr = base.copy()
-                arr.flat[k] += sign * eps
+                if x.dtype.is_complex:
+                    arr.flat[k // 2] += sign * eps * (1j if k % 2 else 1.0)
+                else:
+                    arr.flat[k] += sign * eps
                 xp = T.tensor(arr, dtype=x.dtype, device=x.device).requires_grad_(True)
                 args = list(inputs)
                 args[i] = xp
                 with enable_grad():  # func may differentiate internally (gradgradcheck)
                     outs = _diff_outputs(func(*args))
-                vals.append([np.array(o.detach().cpu().tolist(), dtype=np.float64).reshape(-1) for o in outs])
+                vals.append([_real_values(o) for o in outs])
             for j in range(len(base_out)):
                 cols[j][k] = (vals[0][j] - vals[1][j]) / (2 * eps)
         jac.append(cols)
@@ -67,21 +98,22 @@ def get_analytical_jacobian(func: Any, inputs: Any) -> tuple[list[list[np.ndarra
     diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     with enable_grad():
         outs = _diff_outputs(func(*inputs))
-    jac = [[np.zeros((x.numel(), o.numel())) for o in outs] for x in diff_inputs]
+    jac = [[np.zeros((_dofs(x), _dofs(o))) for o in outs] for x in diff_inputs]
     for j, o in enumerate(outs):
         if not o.requires_grad:
             continue
-        for k in range(o.numel()):
-            onehot = np.zeros(o.numel())
-            onehot[k] = 1.0
-            go = T.tensor(onehot.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
+        for k in range(_dofs(o)):
+            # grad_output 1 (1j) at an element: the gradient of its real (imaginary) part
+            go = T.tensor(_unit(o, k), dtype=o.dtype, device=o.device)
             gs = _grad([o], diff_inputs, [go], retain_graph=True, allow_unused=True)
             for i, g in enumerate(gs):
                 if g is not None:
                     if tuple(g.shape) != tuple(diff_inputs[i].shape):
                         raise GradcheckError(f"Gradient for input {i} has shape {tuple(g.shape)}, expected "
                                              f"{tuple(diff_inputs[i].shape)}")
-                    jac[i][j][:, k] = np.array(g.detach().cpu().tolist(), dtype=np.float64).reshape(-1)
+                    if g.dtype.is_complex != diff_inputs[i].dtype.is_complex:
+                        raise GradcheckError(f"Gradient for input {i} has dtype {g.dtype}, expected {diff_inputs[i].dtype}")
+                    jac[i][j][:, k] = _real_values(g)
     return jac, outs
 
 

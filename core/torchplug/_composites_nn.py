@@ -394,12 +394,9 @@ def _check_p(p: float) -> None:
 
 
 def dropout(input, p, train):
-    _check_p(p)
-    if p == 0 or not train or input.numel() == 0:
-        return input
-    if p == 1:
-        return A.mul(input, A.zeros([], dtype=input.dtype, device=input.device))
-    return A.native_dropout(input, p, train)[0]
+    # PyTorch's CPU path (_dropout_impl): input * bernoulli_(1 - p) / (1 - p), so the mask takes
+    # the generator's words exactly as torch's does; native_dropout stays for direct calls.
+    return _dropout_impl(input, p, train, False, False)
 
 
 def _dropout_impl(input, p, train, feature, alpha):

@@ -422,12 +422,21 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
            dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Normal samples with the given mean(s) and standard deviation(s)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        if isinstance(std, Tensor) and std.numel() and bool((std < 0).any()):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        # As ATen's normal_out_impl: a tensor mean with a float std draws normal_(0, std) and adds
+        # the mean; a tensor std draws normal_(0, 1), multiplies by std and adds the mean.
         ref = mean if isinstance(mean, Tensor) else std
-        shape = list(A.add(A.mul(mean, 0), A.mul(std, 0)).shape) if isinstance(mean, Tensor) and isinstance(std, Tensor) else list(ref.shape)
-        noise = randn(shape, generator=generator, dtype=ref.dtype, device=ref.device)
-        result = A.add(A.mul(noise, std), mean)
+        if not isinstance(std, Tensor):
+            if std < 0:
+                raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+            noise = A.normal_(A.empty(list(ref.shape), dtype=ref.dtype, device=ref.device), 0.0, float(std),
+                              generator=generator)
+            result = A.add(noise, mean)
+        else:
+            if std.numel() and bool((std < 0).any()):
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+            shape = list(A.add(A.mul(mean, 0), A.mul(std, 0)).shape) if isinstance(mean, Tensor) else list(std.shape)
+            noise = A.normal_(A.empty(shape, dtype=ref.dtype, device=ref.device), 0.0, 1.0, generator=generator)
+            result = A.add(A.mul(noise, std), mean)
         if out is not None:
             from ._composites import resize_output
 

@@ -1,13 +1,23 @@
-"""``torchplug.Generator`` and the default generators: seeded NumPy bit generators, one per device.
+"""``torchplug.Generator`` and the default generators: PyTorch's CPU engine, mt19937, one per device.
 
-Random numbers are drawn on the host with NumPy's PCG64 and then placed on the device by its
-backend, so every backend gets reproducible streams without an RNG of its own.  A backend may
-still register kernels for the random ops that use a device RNG.
+A generator holds exactly what PyTorch's ``at::CPUGeneratorImpl`` holds: an mt19937 engine (624
+32-bit words seeded by init_genrand from the low 32 bits of the seed, plus the read position), the
+seed it was created from, and the cached second Box-Muller samples (double and float).  The state
+is device-independent data, so it lives here in the core; the *distributions* (how each random op
+turns engine words into values, bit for bit as ATen's CPU kernels do) are the cpu backend's.  Other
+device types get their own ``Generator`` objects of the same kind (their own streams, not their
+PyTorch counterparts' Philox streams); meta draws nothing.
+
+``get_state``/``set_state`` use PyTorch's byte layout (``CPUGeneratorImplState``, 5056 bytes; the
+legacy 5048-byte ``THGeneratorState`` is accepted too), so a state captured in PyTorch can be set
+here and both continue identically.  Like PyTorch, the default generator is seeded from the
+operating system at start; ``torchplug.Generator()`` starts from PyTorch's fixed default seed.
 """
 
 from __future__ import annotations
 
-import random as _pyrandom
+import os
+import struct
 import threading
 from typing import Any
 
@@ -15,18 +25,63 @@ import numpy as np
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "generator_for"]
 
-_STATE_BYTES = 48  # PCG64 state: 128-bit state + 128-bit increment + has_uint32 + uinteger + seed
+_N = 624
+_DEFAULT_SEED = 67280421310721  # at::default_rng_seed_val
+_UINT64 = 0xFFFF_FFFF_FFFF_FFFF
+# struct CPUGeneratorImplState { THGeneratorState legacy_pod; float next_float_normal_sample;
+# bool is_next_float_normal_sample_valid; } with THGeneratorState { uint64 the_initial_seed; int left;
+# int seeded; uint64 next; uint64 state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; }
+_HEAD = struct.Struct("<QiiQ")
+_TAIL = struct.Struct("<dddi4x")
+_LEGACY_BYTES = _HEAD.size + 8 * _N + _TAIL.size  # 5048
+_FLOAT_TAIL = struct.Struct("<f?3x")
+_STATE_BYTES = _LEGACY_BYTES + _FLOAT_TAIL.size  # 5056
+
+
+def _init_genrand(seed: int) -> np.ndarray:
+    """mt19937's init_genrand from the low 32 bits of ``seed`` (at::mt19937::init_with_uint32)."""
+    key = [0] * _N
+    x = seed & 0xFFFF_FFFF
+    key[0] = x
+    for j in range(1, _N):
+        x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFF_FFFF
+        key[j] = x
+    return np.array(key, dtype=np.uint32)
+
+
+def _as_seed(seed: Any) -> int:
+    """PyTorch's seed conversion: an integer in [-2**63, 2**64), negative ones taken modulo 2**64."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        try:
+            seed = int(seed)
+        except (TypeError, ValueError):
+            raise TypeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
+    seed = int(seed)
+    if not -(2 ** 63) <= seed <= _UINT64:
+        raise RuntimeError("Overflow when unpacking long long")
+    return seed & _UINT64
 
 
 class Generator:
-    """A random number generator for one device: ``manual_seed``, ``seed``, ``get_state``/``set_state``."""
+    """A random number generator (mt19937, PyTorch's CPU engine): ``manual_seed``, ``seed``,
+    ``initial_seed``, ``get_state``/``set_state``."""
 
     def __init__(self, device: Any = "cpu") -> None:
         # Resolved lazily: a Generator may be created before any backend plugin is loaded.
         self._device_arg = device
         self._lock = threading.Lock()
-        self._initial_seed = 67280421310721  # PyTorch's default seed
-        self._np = np.random.Generator(np.random.PCG64(self._initial_seed))
+        self._reseed(_DEFAULT_SEED)
+
+    def _reseed(self, seed: int) -> None:
+        self._seed = seed
+        self._key = _init_genrand(seed)
+        # Read position in NumPy's MT19937 convention (624: regenerate before the next draw).
+        # PyTorch reports a freshly seeded engine as left=1, next=0 and a spent one as left=1,
+        # next=624; both draw the same next word, _fresh tells them apart for get_state.
+        self._pos = _N
+        self._fresh = True
+        self._normal_double: float | None = None
+        self._normal_float: float | None = None
 
     @property
     def device(self) -> Any:
@@ -34,58 +89,109 @@ class Generator:
 
         return device(self._device_arg)
 
-    def manual_seed(self, seed: int) -> Generator:
-        """Reseed; returns self."""
-        seed = int(seed)
-        if seed < 0:
-            seed &= 0xFFFF_FFFF_FFFF_FFFF
-        self._initial_seed = seed
-        self._np = np.random.Generator(np.random.PCG64(seed))
+    def manual_seed(self, seed: Any) -> Generator:
+        """Reseed (the cached normal samples are dropped); returns self."""
+        value = _as_seed(seed)
+        with self._lock:
+            self._reseed(value)
         return self
 
     def seed(self) -> int:
-        """Reseed from a non-deterministic source; returns the new seed."""
-        new = _pyrandom.SystemRandom().getrandbits(63)
+        """Reseed from the operating system's entropy (64 bits, as PyTorch); returns the new seed."""
+        new = int.from_bytes(os.urandom(8), "little")
         self.manual_seed(new)
         return new
 
     def initial_seed(self) -> int:
-        return self._initial_seed
+        """The seed this generator was last seeded with."""
+        return self._seed
 
     def get_state(self) -> Any:
-        """The full state as a uint8 tensor (restorable with :meth:`set_state`)."""
+        """The full state as a uint8 tensor in PyTorch's CPU layout (restorable here or in PyTorch)."""
         from ._creation import tensor
 
-        st = self._np.bit_generator.state
-        words = [st["state"]["state"], st["state"]["inc"]]
-        raw = b"".join(w.to_bytes(16, "little") for w in words)
-        raw += int(st["has_uint32"]).to_bytes(4, "little") + int(st["uinteger"]).to_bytes(4, "little")
-        raw += (self._initial_seed & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")
-        return tensor(list(raw), dtype=_uint8())
+        return tensor(np.frombuffer(self._state_bytes(), dtype=np.uint8).copy(), dtype=_uint8())
+
+    def _state_bytes(self) -> bytes:
+        with self._lock:
+            pos = self._pos
+            left, nxt = (1, 0 if self._fresh else _N) if pos >= _N else (_N + 1 - pos, pos)
+            dbl = self._normal_double
+            flt = self._normal_float
+            words = self._key.astype("<u8").tobytes()
+            seed = self._seed
+        head = _HEAD.pack(seed, left, 1, nxt)
+        tail = _TAIL.pack(0.0, 0.0 if dbl is None else dbl, 0.0, dbl is not None)
+        return head + words + tail + _FLOAT_TAIL.pack(0.0 if flt is None else flt, flt is not None)
 
     def set_state(self, new_state: Any) -> Generator:
-        """Restore a state from :meth:`get_state`."""
-        raw = bytes(int(v) for v in new_state.tolist())
-        if len(raw) != _STATE_BYTES:
-            raise RuntimeError(f"RNG state is wrong size: expected {_STATE_BYTES} bytes, got {len(raw)}")
-        bg = np.random.PCG64()
-        bg.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[0:16], "little"), "inc": int.from_bytes(raw[16:32], "little")},
-            "has_uint32": int.from_bytes(raw[32:36], "little"),
-            "uinteger": int.from_bytes(raw[36:40], "little"),
-        }
-        self._np = np.random.Generator(bg)
-        self._initial_seed = int.from_bytes(raw[40:48], "little")
+        """Restore a state from :meth:`get_state` (here or PyTorch's ``get_rng_state``)."""
+        raw = _state_buffer(new_state)
+        if len(raw) not in (_LEGACY_BYTES, _STATE_BYTES):
+            raise RuntimeError(
+                f"Expected either a CPUGeneratorImplStateLegacy of size {_LEGACY_BYTES} or a CPUGeneratorImplState "
+                f"of size {_STATE_BYTES} but found the input RNG state size to be {len(raw)}"
+            )
+        seed, left, seeded, nxt = _HEAD.unpack_from(raw, 0)
+        key = np.frombuffer(raw, dtype="<u8", count=_N, offset=_HEAD.size).astype(np.uint32)
+        normal_x, normal_y, normal_rho, normal_valid = _TAIL.unpack_from(raw, _HEAD.size + 8 * _N)
+        nxt &= 0xFFFF_FFFF
+        if not (seeded & 0xFF and 0 < left <= _N and nxt <= _N):
+            raise RuntimeError("Invalid mt19937 state")
+        flt = None
+        if len(raw) == _STATE_BYTES:
+            value, valid = _FLOAT_TAIL.unpack_from(raw, _LEGACY_BYTES)
+            flt = float(value) if valid else None
+            dbl = float(normal_y) if normal_valid else None
+        else:
+            # The legacy layout kept Box-Muller's intermediates; PyTorch rebuilds the sine sample.
+            import math
+
+            dbl = normal_rho * math.sin(2.0 * math.pi * normal_x) if normal_valid else None
+        with self._lock:
+            self._seed = seed
+            self._key = key
+            # ``left`` decides when the engine regenerates (PyTorch states always have
+            # left + next == 625 after the first draw); a fresh engine has left 1 and next 0.
+            self._pos = _N if left == 1 else _N + 1 - left
+            self._fresh = left == 1 and nxt == 0
+            self._normal_double = dbl
+            self._normal_float = flt
         return self
 
-    @property
-    def numpy_generator(self) -> np.random.Generator:
-        """The underlying NumPy generator (for backend kernels)."""
-        return self._np
+    def clone_state(self) -> Generator:
+        """A new generator in the same state (same device)."""
+        other = Generator(self._device_arg)
+        other.set_state(self.get_state())
+        return other
+
+    def random_raw(self, n: int) -> np.ndarray:
+        """The next ``n`` 32-bit engine outputs (as PyTorch's ``random()``), through NumPy's MT19937.
+
+        The backends' C kernels draw straight from the state; this is their portable fallback.
+        """
+        with self._lock:
+            bg = np.random.MT19937()
+            bg.state = {"bit_generator": "MT19937", "state": {"key": self._key, "pos": self._pos}}
+            out = bg.random_raw(n).astype(np.uint32)
+            st = bg.state["state"]
+            self._key = np.asarray(st["key"], dtype=np.uint32).copy()
+            self._pos = int(st["pos"])
+            if n:
+                self._fresh = False
+        return out
 
     def __repr__(self) -> str:
         return f"<torchplug.Generator object on {self._device_arg}>"
+
+
+def _state_buffer(new_state: Any) -> bytes:
+    from ._dtype import uint8
+    from ._tensor import Tensor
+
+    if not isinstance(new_state, Tensor) or new_state.dtype is not uint8 or new_state.device.type != "cpu":
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    return bytes(np.asarray(new_state.tolist(), dtype=np.uint8).tobytes())
 
 
 def _uint8() -> Any:
@@ -95,6 +201,8 @@ def _uint8() -> Any:
 
 
 default_generator = Generator()
+# PyTorch seeds its default CPU generator from /dev/urandom at start, so processes differ.
+default_generator.manual_seed(int.from_bytes(os.urandom(8), "little"))
 _per_device: dict[str, Generator] = {}
 
 
@@ -105,11 +213,12 @@ def generator_for(dev: Any) -> Generator:
     return found if found is not None else default_generator
 
 
-def manual_seed(seed: int) -> Generator:
+def manual_seed(seed: Any) -> Generator:
     """Seed every default generator; returns the host one."""
-    default_generator.manual_seed(seed)
+    value = _as_seed(seed)
+    default_generator.manual_seed(value)
     for gen in _per_device.values():
-        gen.manual_seed(seed)
+        gen.manual_seed(value)
     return default_generator
 
 
@@ -122,13 +231,15 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The initial seed of the default (host) generator."""
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Any:
-    """State of the default (host) generator as a uint8 tensor."""
+    """State of the default (host) generator as a uint8 tensor (PyTorch's layout)."""
     return default_generator.get_state()
 
 
 def set_rng_state(new_state: Any) -> None:
+    """Restore the default (host) generator from :func:`get_rng_state` (or PyTorch's)."""
     default_generator.set_state(new_state)

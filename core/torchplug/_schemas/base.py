@@ -118,4 +118,9 @@ ROWS = (
     "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor | random",
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) | random",
     "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor | random",
+    "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!) | random",
+    "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!) | random",
+    "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!) | random",
+    "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!) | random",
+    "poisson(Tensor self, Generator? generator=None) -> Tensor | random",
 )

@@ -20,7 +20,7 @@ def test_linear_weight_grad_is_contiguous_and_owned():
     lin, x = _linear_grads()
     g = lin.weight.grad
     assert g.is_contiguous() and g._base is None
-    np.testing.assert_allclose(g.numpy(), np.ones((3, 5)).T @ x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), np.ones((3, 5), np.float32).T @ x.numpy(), rtol=1e-6)
     np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(5, 3.0))
 
 
@@ -30,7 +30,7 @@ def test_second_backward_accumulates_in_place():
     ptr = g.data_ptr()
     lin(x).sum().backward()
     assert lin.weight.grad is g and g.data_ptr() == ptr
-    np.testing.assert_allclose(g.numpy(), 2 * (np.ones((3, 5)).T @ x.numpy()), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), 2 * (np.ones((3, 5), np.float32).T @ x.numpy()), rtol=1e-6)
 
 
 def test_gradient_still_held_elsewhere_is_copied():

@@ -8,8 +8,8 @@ import numpy as np
 
 from torchplug import _composites as CP
 from torchplug import _dtype as D
-from torchplug import _random as R
 from torchplug.library import KernelTable
+from torchplug_cpu import _stream
 
 from .core import fresh
 
@@ -132,11 +132,6 @@ def eye(n, m, dtype=None, layout=None, device=None, pin_memory=None):
     return fresh(np.eye(n, m, dtype=dt.numpy_dtype))
 
 
-def numpy_generator(generator) -> np.random.Generator:
-    """The NumPy generator behind a ``torchplug.Generator`` (or the default one)."""
-    return (generator if generator is not None else R.default_generator).numpy_generator
-
-
 @TABLE.impl("aten::randperm")
 def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     if n < 0:
@@ -154,5 +149,6 @@ def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory
         digits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt.name]
         if n > 2**digits:
             raise RuntimeError(f"n cannot be greater than 2^{digits}+1 for {CP.scalar_type_name(dt)} dtype.")
-    perm = numpy_generator(generator).permutation(n)
-    return fresh(perm.astype(dt.numpy_dtype))
+    # randperm_cpu's Fisher-Yates on the generator's stream (torchplug_cpu._stream)
+    perm = _stream.randperm(generator, n)
+    return fresh(np.asarray(perm.astype(dt.numpy_dtype)))

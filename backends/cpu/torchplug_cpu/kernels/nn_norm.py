@@ -12,8 +12,8 @@ import numpy as np
 
 from torchplug import _dtype as D
 from torchplug import _nn_shapes as S
-from torchplug import _random as R
 from torchplug.library import KernelTable
+from torchplug_cpu import _stream
 
 from .. import _common as C
 from .._common import HALF, Tensor
@@ -382,7 +382,8 @@ def native_dropout(input, p, train):
     if train is None or train:
         p1m = 1.0 - p
         scale = 0.0 if p1m == 0 else 1.0 / p1m
-        mask = R.default_generator.numpy_generator.random(x.shape) < p1m
+        # mask = empty_like(input).bernoulli_(p1m), as native_dropout_cpu (contiguous order)
+        mask = np.asarray(_stream.fill(None, _stream.BERNOULLI, x.size, p1m).reshape(x.shape).astype(bool))
         dt = input._dtype
         cdt = _cdt(dt)
         out = (x.astype(cdt, copy=False) * mask) * cdt.type(scale)

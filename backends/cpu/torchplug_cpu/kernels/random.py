@@ -1,22 +1,28 @@
-"""cpu kernels: random sampling in place and ``bernoulli``/``multinomial``.
+"""cpu kernels: random sampling in place, ``bernoulli``, ``multinomial`` and ``poisson``.
 
-Numbers come from the NumPy generator of the ``torchplug.Generator`` passed (or the default
-one), so ``manual_seed``, ``get_rng_state``/``set_rng_state`` and private generators work; the
-streams differ from PyTorch's.
+Each kernel draws from the ``torchplug.Generator`` passed (or the default one) through
+:mod:`torchplug_cpu._stream`, consuming the mt19937 stream exactly as ATen's CPU kernel for the op
+does (the same words per element, the same element order, the same size and dtype paths), so
+after the same seed the values equal PyTorch's bit for bit.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from typing import Any
 
 import numpy as np
 
 from torchplug import _composites as CP
+from torchplug import _composites_complex as CX
 from torchplug import _dtype as D
-from torchplug import _random as R
 from torchplug.library import KernelTable
+from torchplug_cpu import _stream as S
 
 from .core import check_internal_overlap, fresh
+
+H = S.np  # NumPy itself for host-side work, also where ``np`` is another array namespace
 
 TABLE = KernelTable("CPU")
 
@@ -27,18 +33,28 @@ _C_NAMES = {
 }
 
 
-def _gen(generator) -> np.random.Generator:
-    return (generator if generator is not None else R.default_generator).numpy_generator
-
-
 def _not_implemented(op: str, dtype: D.dtype) -> NotImplementedError:
     return NotImplementedError(f'"{op}" not implemented for \'{CP.scalar_type_name(dtype)}\'')
 
 
-def _store(self, values: np.ndarray) -> None:
+def _store(self, values) -> None:
+    """Write the drawn values (host, in draw order) into ``self`` in TensorIterator order."""
     data = self._data
     check_internal_overlap(data)
-    np.copyto(data, values, casting="unsafe")
+    view = S.order_view(data)
+    np.copyto(view, np.asarray(values).reshape(view.shape), casting="unsafe")
+
+
+def _host(arr) -> Any:
+    """A host (NumPy) copy of a kernel array (the cuda family's arrays live on the device)."""
+    return arr.get() if hasattr(arr, "get") and not isinstance(arr, H.ndarray) else arr
+
+
+def _contiguous(data) -> bool:
+    return data.flags.c_contiguous
+
+
+_WIDE = ("int64", "float64", "float32", "bfloat16")  # uniform_int_from_to draws random64 for these when the range needs it
 
 
 def _check_float(op: str, dtype: D.dtype) -> None:
@@ -49,22 +65,25 @@ def _check_float(op: str, dtype: D.dtype) -> None:
 @TABLE.impl("aten::uniform_")
 def uniform_(self, from_=0.0, to=1.0, generator=None):
     dt = self._dtype
+    if dt.is_complex:  # ATen draws the (real, imaginary) pairs as a real tensor
+        return CX.complex_random(self, uniform_, from_, to, generator)
     _check_float("check_uniform_bounds", dt)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
-    shape = self._data.shape
-    npdt = dt.numpy_dtype
-    if npdt == np.float32 or npdt == np.float64:
-        u = _gen(generator).random(shape, dtype=npdt)
-        values = u * npdt.type(to - from_) + npdt.type(from_) if (from_, to) != (0.0, 1.0) else u
+    npdt = np.dtype(dt.numpy_dtype)
+    n = self._data.size
+    if npdt == np.float64:
+        values = S.fill(generator, S.UNIFORM_D, n, from_, to)
     else:
-        values = (_gen(generator).random(shape) * (to - from_) + from_).astype(npdt)
-    if to > from_:
-        # Rounding may land on ``to``: keep the range half-open like PyTorch.
-        values = np.asarray(values, dtype=npdt)
-        hit = values >= npdt.type(to)
-        if hit.any():
-            values[hit] = np.nextafter(npdt.type(to), npdt.type(from_)) if npdt.kind == "f" and npdt.itemsize >= 4 else from_
+        # float32 arithmetic (ATen's opmath type for float, half and bfloat16), then the cast
+        values = S.fill(generator, S.UNIFORM_F, n, float(np.float32(from_)), float(np.float32(to)))
+        if npdt != np.float32:
+            values = values.astype(npdt)
+    # the cast may round up onto ``to``: ATen maps that value to ``from``
+    top = npdt.type(to)
+    hit = values == top
+    if hit.any():
+        values[hit] = npdt.type(from_)
     _store(self, values)
     return self
 
@@ -72,22 +91,86 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
 @TABLE.impl("aten::normal_")
 def normal_(self, mean=0.0, std=1.0, generator=None):
     dt = self._dtype
+    if dt.is_complex:  # ATen draws the (real, imaginary) pairs as reals, each with half the variance
+        return CX.complex_random(self, normal_, mean, std / math.sqrt(2.0) if std >= 0 else std, generator)
     _check_float("normal_kernel_cpu", dt)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    npdt = dt.numpy_dtype
-    g = _gen(generator)
-    shape = self._data.shape
-    if npdt == np.float32 or npdt == np.float64:
-        values = g.standard_normal(shape, dtype=npdt)
-        if std != 1.0:
-            values *= npdt.type(std)
-        if mean != 0.0:
-            values += npdt.type(mean)
+    npdt = np.dtype(dt.numpy_dtype)
+    data = self._data
+    n = data.size
+    if n >= 16 and _contiguous(data):
+        # normal_fill: uniforms, then Box-Muller on blocks of 16 (the tail block recomputed)
+        kind = S.NORMFILL_D if npdt == np.float64 else S.NORMFILL_F if npdt == np.float32 else S.NORMFILL_H
+        values = S.fill(generator, kind, n, mean, std)
     else:
-        values = g.normal(mean, std, shape)
+        # the scalar path: normal_distribution<double> with the generator's cached second sample
+        values = S.fill(generator, S.NORMAL, n, mean, std)
     _store(self, values)
     return self
+
+
+def _continuous(op: str, dt: D.dtype) -> None:
+    if dt._category != 2:
+        raise RuntimeError(f"{op} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {CP.scalar_type_name(dt)}")
+
+
+@TABLE.impl("aten::exponential_")
+def exponential_(self, lambd=1.0, generator=None):
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _continuous("Exponential", self._dtype)
+    _store(self, S.fill(generator, S.EXPONENTIAL, self._data.size, lambd))
+    return self
+
+
+@TABLE.impl("aten::geometric_")
+def geometric_(self, p, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self._dtype._category == 3 or self._dtype is D.bool_:
+        raise _not_implemented("geometric_cpu", self._dtype)
+    _store(self, S.fill(generator, S.GEOMETRIC, self._data.size, p))
+    return self
+
+
+@TABLE.impl("aten::log_normal_")
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    _check_float("log_normal_cpu", self._dtype)
+    _store(self, S.fill(generator, S.LOGNORMAL, self._data.size, mean, std))
+    return self
+
+
+@TABLE.impl("aten::cauchy_")
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    if self._dtype._category != 2:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_C_NAMES.get(self._dtype.name, self._dtype.name)} int"
+                           if self._dtype._category == 1 else
+                           f"Cauchy distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {CP.scalar_type_name(self._dtype)}")
+    _store(self, S.fill(generator, S.CAUCHY, self._data.size, median, sigma))
+    return self
+
+
+@TABLE.impl("aten::poisson")
+def poisson(self, generator=None):
+    dt = self._dtype
+    if dt._category != 2:
+        raise _not_implemented("poisson_cpu", dt)
+    rates = _host(self._data)
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    order = S.order_view(rates)
+    values = S.fill(generator, S.POISSON, rates.size, p=H.ascontiguousarray(order).reshape(-1))
+    out = H.empty_like(rates)
+    H.copyto(S.order_view(out), values.reshape(order.shape), casting="unsafe")
+    return fresh(np.asarray(out))
 
 
 def _int_bounds(dt: D.dtype) -> tuple[int, int]:
@@ -132,25 +215,39 @@ def random_from(self, from_, to=None, generator=None):
                 raise RuntimeError(f"from is out of bounds for {name}")
             if not lo <= top <= hi:
                 raise RuntimeError(f"to - 1 is out of bounds for {name}")
-    shape = self._data.shape
-    g = _gen(generator)
-    values = _gen(generator).integers(from_, top, size=shape, dtype=np.int64, endpoint=True)
+    span = top - from_ + 1
+    n = self._data.size
+    if span >= 2 ** 64:
+        # from = int64 min, to = None: random_full_64_bits_range_kernel
+        values = S.integers(generator, n, True, 0, 0)
+    else:
+        values = S.integers(generator, n, dt.name in _WIDE and span >= 2 ** 32, span, from_)
     _store(self, values)
     return self
+
+
+def _check_p_tensor(p) -> None:
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, "
+            "please report an enhancement request to PyTorch.)"
+        )
 
 
 @TABLE.impl("aten::bernoulli")
 def bernoulli(self, generator=None):
     dt = self._dtype
     _check_float("bernoulli_tensor_cpu_p_", dt)
-    p = self._data
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, "
-            "please report an enhancement request to PyTorch.)"
-        )
-    u = _gen(generator).random(p.shape)
-    return fresh((u < p).astype(dt.numpy_dtype))
+    p = _host(self._data)
+    _check_p_tensor(p)
+    # empty_like(self).bernoulli_(self): the output keeps p's layout, visited in TensorIterator order
+    order = S.order_view(p)
+    flat = H.ascontiguousarray(order).reshape(-1)
+    kind = S.BERN_PD if H.dtype(dt.numpy_dtype) == H.float64 else S.BERN_PF
+    values = S.fill(generator, kind, flat.size, p=flat)
+    out = H.empty_like(p)
+    H.copyto(S.order_view(out), values.reshape(order.shape), casting="unsafe")
+    return fresh(np.asarray(out))
 
 
 @TABLE.impl("aten::bernoulli_.float")
@@ -159,15 +256,14 @@ def bernoulli_(self, p=0.5, generator=None):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     if self._dtype._category == 3:
         raise _not_implemented("bernoulli_scalar_cpu_", self._dtype)
-    u = _gen(generator).random(self._data.shape)
-    _store(self, u < p)
+    _store(self, S.fill(generator, S.BERNOULLI, self._data.size, p))
     return self
 
 
 @TABLE.impl("aten::multinomial")
 def multinomial(self, num_samples, replacement=False, generator=None):
     dt = self._dtype
-    probs = self._data
+    probs = _host(self._data)
     if probs.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if dt._category != 2:
@@ -177,30 +273,33 @@ def multinomial(self, num_samples, replacement=False, generator=None):
     n_cat = probs.shape[-1]
     if not replacement and num_samples > n_cat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    rows = probs.reshape(-1, n_cat).astype(np.float64)
-    if rows.size and (not np.isfinite(rows).all() or (rows < 0).any()):
+    rows = probs.reshape(-1, n_cat)
+    if rows.size and (not H.isfinite(rows).all() or (rows < 0).any()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    sums = rows.sum(axis=1)
-    if (sums <= 0).any():
+    if (rows.astype(H.float64).sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    g = _gen(generator)
     n_rows = rows.shape[0]
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        cdf /= cdf[:, -1:]
-        u = g.random((n_rows, num_samples))
-        out = np.empty((n_rows, num_samples), np.int64)
-        for r in range(n_rows):
-            out[r] = np.searchsorted(cdf[r], u[r], side="right")
-        # Never pick a zero-probability category at the top end through rounding.
-        np.minimum(out, n_cat - 1, out=out)
+    if not replacement or num_samples == 1:
+        # Distributions.cpp's fast path: q ~ Exp(1) shaped like the input, then the largest p / q
+        q = S.fill(generator, S.EXPONENTIAL, rows.size, 1.0).astype(rows.dtype).reshape(rows.shape)
+        keys = rows / q
+        if num_samples == 1:
+            out = H.argmax(keys, axis=1)[:, None]
+        else:
+            out = H.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     else:
-        # Exponential race (PyTorch's algorithm): the k smallest E/p are a weighted sample
-        # without replacement; categories with p == 0 come last.
-        e = g.exponential(size=rows.shape)
-        with np.errstate(divide="ignore"):
-            keys = np.where(rows > 0, e / rows, np.inf)
-        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
+        # MultinomialKernel.cpp: a normalized running sum in the input's type (float for
+        # half/bfloat16), one double uniform per sample, the first bucket whose sum reaches it
+        acc = H.float64 if rows.dtype == H.float64 else H.float32
+        cum = H.cumsum(rows.astype(acc), axis=1, dtype=acc)
+        cum /= cum[:, -1:]
+        cum[:, -1] = 1
+        u = S.fill(generator, S.UNIFORM_D, n_rows * num_samples).reshape(n_rows, num_samples)
+        cum64 = cum.astype(H.float64)
+        out = H.empty((n_rows, num_samples), H.int64)
+        for r in range(n_rows):
+            out[r] = H.searchsorted(cum64[r], u[r], side="left")
+    out = H.ascontiguousarray(out, dtype=H.int64)
     if probs.ndim == 1:
         out = out.reshape(num_samples)
-    return fresh(np.ascontiguousarray(out))
+    return fresh(np.asarray(out))

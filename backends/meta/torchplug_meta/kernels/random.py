@@ -59,3 +59,44 @@ def multinomial(self: C.Tensor, num_samples: int, replacement: bool = False, gen
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     size = (num_samples,) if self.dim() == 1 else (C.shape(self)[0], num_samples)
     return C.new(size, D.int64)
+
+
+def _floating(op: str, self: C.Tensor) -> None:
+    if D.category(self._dtype) != 2:
+        raise RuntimeError(f"{op} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {C.scalar_type_name(self._dtype)}")
+
+
+@TABLE.impl("aten::exponential_")
+def exponential_(self: C.Tensor, lambd: float = 1.0, generator: Any = None) -> C.Tensor:
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _floating("Exponential", self)
+    return self
+
+
+@TABLE.impl("aten::geometric_")
+def geometric_(self: C.Tensor, p: float, generator: Any = None) -> C.Tensor:
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return self
+
+
+@TABLE.impl("aten::log_normal_")
+def log_normal_(self: C.Tensor, mean: float = 1.0, std: float = 2.0, generator: Any = None) -> C.Tensor:
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return self
+
+
+@TABLE.impl("aten::cauchy_")
+def cauchy_(self: C.Tensor, median: float = 0.0, sigma: float = 1.0, generator: Any = None) -> C.Tensor:
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _floating("Cauchy", self)
+    return self
+
+
+@TABLE.impl("aten::poisson")
+def poisson(self: C.Tensor, generator: Any = None) -> C.Tensor:
+    return C.new(C.shape(self), self._dtype)

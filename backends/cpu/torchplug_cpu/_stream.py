@@ -1,0 +1,285 @@
+"""Draws from a ``torchplug.Generator`` exactly as PyTorch's CPU kernels draw from theirs.
+
+``fill``/``integers``/``randperm`` advance the generator's mt19937 state through the C kernels of
+``_crandom`` (built where a compiler exists), else through NumPy's MT19937 and NumPy arithmetic
+(the same engine words; transcendental functions may differ in the last bit from the C library's).
+``order_view`` gives the element order of ATen's TensorIterator for an output, the order in which
+the serial kernels consume the stream.
+
+``FUSED`` mirrors PyTorch's CPU capability: its AVX2/AVX512 kernels fuse ``a * b + c`` (uniform_
+with a range, float normal_fill through avx_mathfun), its ``ATEN_CPU_CAPABILITY=default`` build
+does not; the same environment variable selects the same arithmetic here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from torchplug import _random as R
+
+__all__ = [
+    "FUSED", "fill", "integers", "randperm", "order_view", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
+    "NORMFILL_D", "NORMAL", "LOGNORMAL", "EXPONENTIAL", "GEOMETRIC", "CAUCHY", "BERNOULLI", "BERN_PF", "BERN_PD",
+    "POISSON",
+]
+
+(RAW32, UNIFORM_F, UNIFORM_D, NORMFILL_F, NORMFILL_H, NORMFILL_D, NORMAL, LOGNORMAL, EXPONENTIAL, GEOMETRIC, CAUCHY,
+ BERNOULLI, BERN_PF, BERN_PD, POISSON) = range(15)
+_OUT_DTYPE = {RAW32: np.uint32, UNIFORM_F: np.float32, UNIFORM_D: np.float64, NORMFILL_F: np.float32,
+              NORMFILL_H: np.float32, NORMFILL_D: np.float64, BERNOULLI: np.uint8, BERN_PF: np.uint8, BERN_PD: np.uint8}
+
+
+def _load() -> Any:
+    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+        return None
+    try:
+        return importlib.import_module("torchplug_cpu._crandom")
+    except ImportError:  # not built: the NumPy versions below are used
+        return None
+
+
+def _cpu_has_avx2_fma() -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as feats
+    except ImportError:  # NumPy 1.x
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as feats
+        except ImportError:
+            return False
+    return bool(feats.get("AVX2") and feats.get("FMA3"))
+
+
+_C = _load()
+FUSED = os.environ.get("ATEN_CPU_CAPABILITY", "").lower() != "default" and _cpu_has_avx2_fma()
+
+
+def _gen(generator: Any) -> R.Generator:
+    return generator if generator is not None else R.default_generator
+
+
+def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: np.ndarray | None = None) -> np.ndarray:
+    """``n`` values of distribution ``kind`` (parameters ``a``, ``b``; per-element ``p``), drawn in order."""
+    g = _gen(generator)
+    out = np.empty(n, dtype=_OUT_DTYPE.get(kind, np.float64))
+    if p is not None:
+        p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64)
+    if _C is not None:
+        with g._lock:
+            has = g._normal_double is not None
+            pos, has, value = _C.fill(g._key, g._pos, kind, out, float(a), float(b), int(FUSED), has,
+                                      g._normal_double if has else 0.0, b"" if p is None else p)
+            g._pos = pos
+            g._normal_double = value if has else None
+            if n:
+                g._fresh = False
+        return out
+    out[...] = _numpy_fill(g, kind, n, a, b, p)
+    return out
+
+
+def integers(generator: Any, n: int, wide: bool, range_: int, base: int) -> np.ndarray:
+    """``n`` int64 values ``(draw % range_) + base`` (``range_`` 0: the draw itself); ``wide`` draws random64()."""
+    g = _gen(generator)
+    out = np.empty(n, dtype=np.int64)
+    if _C is not None:
+        with g._lock:
+            g._pos = _C.integers(g._key, g._pos, out, int(wide), range_, base)
+            if n:
+                g._fresh = False
+        return out
+    draws = _raw64(g, n) if wide else g.random_raw(n).astype(np.uint64)
+    if range_:
+        draws %= np.uint64(range_)
+    out[...] = (draws + np.uint64(base & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
+    return out
+
+
+def randperm(generator: Any, n: int) -> np.ndarray:
+    """ATen's randperm_cpu: Fisher-Yates with ``random() % (n - i)`` (or inside-out with random64 for huge n)."""
+    g = _gen(generator)
+    out = np.empty(n, dtype=np.int64)
+    if _C is not None:
+        with g._lock:
+            g._pos = _C.randperm(g._key, g._pos, out)
+            if n > 1:
+                g._fresh = False
+        return out
+    if n < 0xFFFF_FFFF // 20:
+        out[...] = np.arange(n)
+        z = (g.random_raw(max(n - 1, 0)).astype(np.int64) % (n - np.arange(max(n - 1, 0)))).tolist()
+        r = out.tolist()
+        for i, zi in enumerate(z):
+            r[i], r[zi + i] = r[zi + i], r[i]
+        out[...] = r
+    else:
+        z = (_raw64(g, n) % (np.arange(n, dtype=np.uint64) + np.uint64(1))).astype(np.int64).tolist()
+        r = [0] * n
+        for i, zi in enumerate(z):
+            r[i] = r[zi]
+            r[zi] = i
+        out[...] = r
+    return out
+
+
+def order_view(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` whose C order is the order ATen's TensorIterator visits an output in.
+
+    Dimensions are sorted by stride (the smallest innermost; equal strides: the smaller size
+    inner), as TensorIterator's reorder_dimensions does; a contiguous array is its flat self.
+    """
+    if arr.flags.c_contiguous or arr.ndim < 2:
+        return arr
+    strides = arr.strides
+    shape = arr.shape
+    perm = list(range(arr.ndim - 1, -1, -1))  # innermost first
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = abs(strides[d0]), abs(strides[d1])
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 < s1:
+            return -1
+        if s0 > s1:
+            return 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, arr.ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return arr.transpose(perm[::-1])
+
+
+# ---- NumPy versions (no C compiler) ----------------------------------------------------------------
+def _raw64(g: R.Generator, n: int) -> np.ndarray:
+    r = g.random_raw(2 * n).astype(np.uint64)
+    return (r[0::2] << np.uint64(32)) | r[1::2]
+
+
+def _unit_f(g: R.Generator, n: int) -> np.ndarray:
+    return (g.random_raw(n) & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def _unit_d(g: R.Generator, n: int) -> np.ndarray:
+    return (_raw64(g, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+
+
+def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """NormalFill16 on rows of 16 (the C library path; float32 rows stay float32)."""
+    u1 = 1 - d[:, :8]
+    u2 = d[:, 8:]
+    if d.dtype == np.float32:
+        radius = np.sqrt(np.float32(-2) * np.log(u1))
+        theta = (2.0 * math.pi * u2.astype(np.float64)).astype(np.float32)
+        c, s = np.cos(theta), np.sin(theta)
+    else:
+        radius = np.sqrt(-2 * np.log(u1))
+        theta = 2.0 * math.pi * u2
+        c, s = np.cos(theta), np.sin(theta)
+    out = np.concatenate([radius * c, radius * s], axis=1).astype(np.float64) * std + mean
+    return out.astype(d.dtype)
+
+
+def _normal_pairs(g: R.Generator, n: int, mean: float, std: float) -> np.ndarray:
+    out = np.empty(n)
+    start = 0
+    if n and g._normal_double is not None:
+        out[0] = g._normal_double
+        g._normal_double = None
+        start = 1
+    m = n - start
+    pairs = (m + 1) // 2
+    u = _unit_d(g, 2 * pairs).reshape(pairs, 2)
+    r = np.sqrt(-2.0 * np.log1p(-u[:, 1]))
+    theta = 2.0 * math.pi * u[:, 0]
+    both = np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1).reshape(-1)
+    out[start:] = both[:m]
+    if m % 2:
+        g._normal_double = float(both[-1])
+    return out * std + mean
+
+
+def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.ndarray | None) -> np.ndarray:
+    if kind == RAW32:
+        return g.random_raw(n)
+    if kind == UNIFORM_F:
+        return _unit_f(g, n) * (np.float32(b) - np.float32(a)) + np.float32(a)
+    if kind == UNIFORM_D:
+        return _unit_d(g, n) * (b - a) + a
+    if kind in (NORMFILL_F, NORMFILL_D):
+        d = _unit_f(g, n) if kind == NORMFILL_F else _unit_d(g, n)
+        full = n // 16 * 16
+        out = d.copy()
+        out[:full] = _fill16(d[:full].reshape(-1, 16), a, b).reshape(-1)
+        if n % 16:
+            t = _unit_f(g, 16) if kind == NORMFILL_F else _unit_d(g, 16)
+            out[n - 16:] = _fill16(t.reshape(1, 16), a, b).reshape(-1)
+        return out
+    if kind == NORMFILL_H:
+        blocks = n // 16 + (1 if n % 16 else 0)
+        d = _fill16(_unit_f(g, 16 * blocks).reshape(-1, 16), a, b).reshape(-1)
+        out = d[:n].copy()
+        if n % 16:
+            out[n - 16:] = d[-16:]
+        return out
+    if kind in (NORMAL, LOGNORMAL):
+        v = _normal_pairs(g, n, a, b)
+        return np.exp(v) if kind == LOGNORMAL else v
+    if kind == EXPONENTIAL:
+        return -1.0 / a * np.log1p(-_unit_d(g, n))
+    if kind == GEOMETRIC:
+        return np.ceil(np.log(_unit_d(g, n)) / math.log1p(-a))
+    if kind == CAUCHY:
+        return a + b * np.tan(math.pi * (_unit_d(g, n) - 0.5))
+    if kind == BERNOULLI:
+        return _unit_d(g, n) < a
+    if kind == BERN_PF:
+        return _unit_f(g, n) < p
+    if kind == BERN_PD:
+        return _unit_d(g, n) < p
+    if kind == POISSON:
+        return np.array([_poisson_one(g, float(lam)) for lam in p], dtype=np.float64)
+    raise ValueError(f"unknown distribution kind {kind}")
+
+
+def _poisson_one(g: R.Generator, lam: float) -> float:
+    """ATen's sample_poisson (one rate; the C version runs the same steps)."""
+    def u() -> float:
+        return float(_unit_d(g, 1)[0])
+
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            U = u() - 0.5
+            V = u()
+            us = 0.5 - abs(U)
+            k = math.floor((2 * a / us + b) * U + lam + 0.43)
+            if us >= 0.07 and V <= vr:
+                return float(k)
+            if k < 0 or (us < 0.013 and V > us):
+                continue
+            if math.log(V) + math.log(invalpha) - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1):
+                return float(k)
+    if lam == 0:
+        return 0.0
+    x, prod, enlam = 0, 1.0, math.exp(-lam)
+    while True:
+        prod *= u()
+        if prod > enlam:
+            x += 1
+        else:
+            return float(x)

@@ -321,3 +321,36 @@ def test_grad_fn_names_of_complex_ops():
                    (lambda t: t.angle(), lambda t: t.angle()), (lambda t: t.real, lambda t: t.real),
                    (lambda t: tp.view_as_real(t), lambda t: torch.view_as_real(t))]:
         assert fa(x).grad_fn.name() == fb(y).grad_fn.name()
+
+
+# ---- random draws --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_randn_complex_parts_have_half_variance(dtype):
+    tp.manual_seed(1)
+    x = tp.randn(40000, dtype=getattr(tp, dtype))
+    assert x.dtype is getattr(tp, dtype)
+    values = np.asarray(x.tolist())
+    # torch's convention: E|z|^2 = 1, so the real and imaginary parts each have variance 1/2
+    assert abs(values.real.var() - 0.5) < 0.02 and abs(values.imag.var() - 0.5) < 0.02
+    assert abs(values.real.mean()) < 0.02 and abs(values.imag.mean()) < 0.02
+    assert abs(np.corrcoef(values.real, values.imag)[0, 1]) < 0.03
+
+
+def test_complex_normal_rand_and_errors():
+    tp.manual_seed(2)
+    z = tp.empty(40000, dtype=tp.complex64).normal_(2.0, 3.0)
+    values = np.asarray(z.tolist())
+    for part in (values.real, values.imag):
+        assert abs(part.mean() - 2.0) < 0.05 and abs(part.var() - 4.5) < 0.2
+    u = np.asarray(tp.rand(40000, dtype=tp.complex128).tolist())
+    for part in (u.real, u.imag):
+        assert part.min() >= 0.0 and part.max() < 1.0 and abs(part.mean() - 0.5) < 0.01
+    strided = tp.zeros(8, dtype=tp.complex64)[::2]
+    strided.normal_()
+    assert strided._version == 1 and bool((strided != 0).all())
+    with pytest.raises(RuntimeError) as expected:
+        torch.empty(3, dtype=torch.complex64).normal_(0.0, -1.0)
+    with pytest.raises(RuntimeError) as got:
+        tp.empty(3, dtype=tp.complex64).normal_(0.0, -1.0)
+    assert str(got.value) == str(expected.value)
+    assert tp.randn(2, 3, dtype=tp.complex64, device="meta").shape == (2, 3)

@@ -34,7 +34,8 @@ from ._dispatch import keys as K
 from ._dispatch.tls import tls
 from ._tensor import Tensor
 
-__all__ = ["COMPOSITES", "CONJ_MASK", "conjugate_fallback", "is_conj", "resolve_conj", "VIEW_AS_REAL_CONJ_MESSAGE"]
+__all__ = ["COMPOSITES", "CONJ_MASK", "complex_random", "conjugate_fallback", "is_conj", "resolve_conj",
+           "VIEW_AS_REAL_CONJ_MESSAGE"]
 
 CONJ_MASK = 1 << K.CONJUGATE_BIT
 
@@ -54,6 +55,13 @@ def resolve_conj(t: Tensor) -> Tensor:
     if not t._keyset & CONJ_MASK:
         return t
     return A.conj_physical(A._conj(t))
+
+
+def complex_random(self: Tensor, fill: Callable[..., Any], *args: Any) -> Tensor:
+    """A backend's random fill of a complex tensor, as ATen does it: ``fill`` (the backend's real kernel)
+    draws into ``view_as_real(self)``, so the real and imaginary parts interleave in the stream."""
+    fill(A.view_as_real(self), *args)
+    return self
 
 
 # ---- kernels ---------------------------------------------------------------------------------------

@@ -570,3 +570,103 @@ ORDER = {
 @pytest.mark.parametrize("name", sorted(ORDER))
 def test_order_of_checks(name):
     check_same(ORDER[name], message_chars=80)
+
+
+# ---- index_add: torch's exception type follows the kernel path (alpha == 1 goes through index_put_) -------------
+# (scatter_add_ for several dims, dim first or last, alpha == 1 and an int64 index; TORCH_CHECK_INDEX otherwise)
+def _index_add(L, alpha, shape=(2, 4), dim=0, index_dtype="int64"):
+    src = list(shape)
+    src[dim] = 3
+    index = L.tensor([0, 0, 2], dtype=getattr(L, index_dtype))
+    return L.zeros(*shape).index_add(dim, index, L.ones(*src), alpha=alpha)
+
+
+INDEX_ADD = {
+    "issue_2d_alpha_2": lambda L: _index_add(L, 2),
+    "3d_alpha_negative": lambda L: _index_add(L, -2, (2, 4, 2)),
+    "2d_alpha_bool": lambda L: _index_add(L, True),
+    "2d_alpha_1": lambda L: _index_add(L, 1),
+    "2d_alpha_1_float": lambda L: _index_add(L, 1.0),
+    "2d_alpha_1_int32_index": lambda L: _index_add(L, 1, index_dtype="int32"),
+    "3d_alpha_1_middle_dim": lambda L: _index_add(L, 1, (1, 2, 2), dim=1),
+    "3d_alpha_1_last_dim": lambda L: _index_add(L, 1, (1, 2, 2), dim=2),
+    "1d_alpha_1": lambda L: _index_add(L, 1, (2,)),
+    "empty_self_unchecked": lambda L: _index_add(L, 2, (2, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_ADD))
+def test_index_add_out_of_range_exception(name):
+    check_same(INDEX_ADD[name])
+
+
+# ---- gradients at nan/inf/0: torch's derivatives.yaml formulas ---------------------------------------------------
+def _g(vals, f, dtype="float32", create_graph=False):
+    def fn(L):
+        x = L.tensor(vals, dtype=getattr(L, dtype), requires_grad=True)
+        y = f(L, x)
+        (g,) = L.autograd.grad(y, x, L.ones(y.shape, dtype=y.dtype) * 1.5, create_graph=create_graph)
+        if not create_graph:
+            return g
+        (gg,) = L.autograd.grad((g * g).sum(), x)
+        return g, gg
+    return fn
+
+
+GRAD_NONFINITE = {
+    # amax/amin: scale_grad_by_count over the elements equal to the result; a nan result equals nothing
+    "issue_amax_0d_nan": _g(NAN, lambda L, x: x.amax()),
+    "amax_0d_finite": _g(2.0, lambda L, x: x.amax()),
+    "amin_0d_nan_empty_dims": _g(NAN, lambda L, x: x.amin(dim=())),
+    "amax_dim_nan_row": _g([[NAN, 1.0], [2.0, 2.0]], lambda L, x: x.amax(1)),
+    "amin_all_nan": _g([[NAN, 1.0], [2.0, 3.0]], lambda L, x: x.amin()),
+    # max()/min(): evenly_distribute_backward shares a nan result's gradient among the nan inputs
+    "max_all_nan": _g([[NAN, 1.0], [2.0, NAN]], lambda L, x: x.max()),
+    "min_all_nan_once": _g([[NAN, 1.0], [2.0, 3.0]], lambda L, x: x.min()),
+    "max_all_ties": _g([[3.0, 1.0], [3.0, 2.0]], lambda L, x: x.max()),
+    # prod: result / input without zeros; the product of the others (prod_safe_zeros_backward) with any zero
+    "issue_prod_dim_inf_and_zero": _g([[1.0, INF, 3.0], [0.0, 2.0, 1.0], [NAN, 1.0, 0.0]], lambda L, x: x.prod(1)),
+    "prod_dim_inf_no_zero": _g([[1.0, INF, 3.0], [4.0, 2.0, 1.0]], lambda L, x: x.prod(1)),
+    "prod_dim0_keepdim": _g([[1.0, INF], [0.0, 2.0]], lambda L, x: x.prod(0, keepdim=True)),
+    "prod_all_one_zero_nan": _g([1.0, NAN, 0.0], lambda L, x: x.prod()),
+    "prod_all_two_zeros_inf": _g([0.0, 0.0, INF], lambda L, x: x.prod()),
+    "prod_all_inf": _g([1.0, INF, 3.0], lambda L, x: x.prod()),
+    "prod_all_zero_create_graph": _g([0.0, 2.0, 3.0], lambda L, x: x.prod(), create_graph=True),
+    "prod_all_two_zeros_create_graph": _g([0.0, 0.0, INF], lambda L, x: x.prod(), create_graph=True),
+    "prod_dim_zero_create_graph": _g([[0.0, 2.0, 3.0], [1.0, 2.0, 4.0]], lambda L, x: x.prod(1), create_graph=True),
+    "prod_dim_dtype": _g([[0.0, 2.0, 3.0], [1.0, 2.0, 4.0]], lambda L, x: x.prod(-1, dtype=L.float64)),
+    # (log_)softmax of a 0-dim tensor: the formula over one element, nan where the output is nan
+    "issue_log_softmax_0d_nan": _g(NAN, lambda L, x: L.log_softmax(x, 0), "float64"),
+    "log_softmax_0d_inf": _g(INF, lambda L, x: L.log_softmax(x, 0)),
+    "log_softmax_0d_finite": _g(2.0, lambda L, x: L.log_softmax(x, 0)),
+    "softmax_0d_nan": _g(NAN, lambda L, x: L.softmax(x, 0), "float64"),
+    "softmax_0d_neg_inf": _g(-INF, lambda L, x: L.softmax(x, 0)),
+    "softmax_0d_finite": _g(2.0, lambda L, x: L.softmax(x, 0)),
+    "log_softmax_nan_row": _g([[1.0, NAN, 3.0], [2.0, 2.0, 1.0]], lambda L, x: L.log_softmax(x, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_NONFINITE))
+def test_gradients_at_nonfinite_inputs(name):
+    check_same(GRAD_NONFINITE[name], rel=1e-5)
+
+
+# ---- what torch accepts (empty inputs, wrapped dims, ragged empties): torchplug must not refuse it ---------------
+def _shape_dtype(r):
+    return tuple(r.shape), str(r.dtype).split(".")[-1]
+
+
+ACCEPTED = {
+    "issue_softmax_empty_uint8": lambda L: _shape_dtype(L.softmax(L.zeros(3, 0, dtype=L.uint8), -1)),
+    "softmax_empty_bool_dim0": lambda L: _shape_dtype(L.softmax(L.zeros(3, 0, dtype=L.bool), 0)),
+    "softmax_empty_complex": lambda L: _shape_dtype(L.softmax(L.zeros(0, 2, dtype=L.complex128), 0)),
+    "log_softmax_empty_to_int64": lambda L: _shape_dtype(L.log_softmax(L.zeros(1, 3, 0, 0, dtype=L.int8), 2,
+                                                                       dtype=L.int64)),
+    "softmax_int64_refused": lambda L: L.softmax(L.zeros(2, dtype=L.int64), 0),
+    "log_softmax_bool_refused": lambda L: L.log_softmax(L.zeros(2, 2, dtype=L.bool), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_accepted_as_torch_does(name):
+    check_same(ACCEPTED[name])

@@ -354,25 +354,35 @@ def mean(n, g, shape, dim, keepdim):
 
 @rule("prod", saves="self, dim, keepdim, result")
 def prod(n, g, self, dim, keepdim, result):
+    # FunctionsManual.cpp prod_backward: result / input while the whole input holds no zero (an inf or nan
+    # input then gives nan, as in torch); otherwise the product of the other elements
+    # (prod_safe_zeros_backward), or zeros for a full reduction with several zeros outside create_graph
     if self.dim() == 0:
         return (g,)
+    zeros = int((self == 0).sum())
     gk = _unsqueeze_dims(g, self.dim(), dim, keepdim)
-    rk = _unsqueeze_dims(result, self.dim(), dim, keepdim)
-    zero = self == 0
-    if dim is None:
-        count = zero.sum()
-        others = T.where(zero, 1.0, self).prod()
-    else:
-        count = zero.sum(dim, keepdim=True)
-        others = T.where(zero, 1.0, self).prod(dim, keepdim=True)
-    safe = T.where(zero, 1.0, self)
-    grad = T.where(count == 0, rk / safe, T.where(zero.logical_and(count == 1), others, 0.0))
-    return (gk * grad,)
+    if zeros == 0:
+        return (gk * (_unsqueeze_dims(result, self.dim(), dim, keepdim) / self),)
+    if dim is not None:
+        return (gk * _exclusive_prod(self, dim % self.dim()),)
+    if zeros > 1 and not T.is_grad_enabled():
+        return (T.zeros_like(self),)
+    return ((g * _exclusive_prod(self.reshape(-1), 0)).reshape(self.shape),)
+
+
+def _exclusive_prod(x: Any, d: int) -> Any:
+    """The product of the other elements along ``d``, without dividing: cumprods from the left and the right."""
+    n = x.shape[d]
+    ones = T.ones_like(x.narrow(d, 0, 1))
+    left = T.cat([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    right = T.cat([ones, x.narrow(d, 1, n - 1).flip(d)], d).cumprod(d).flip(d)
+    return left * right
 
 
 def _evenly(g: Any, self: Any, value: Any) -> Any:
-    mask = self == value
-    return mask * (g / mask.sum())
+    # FunctionsManual.cpp evenly_distribute_backward: a nan result shares the gradient among the nan inputs
+    mask = self.isnan() if bool(value.isnan()) else self == value
+    return T.zeros_like(self).masked_fill(mask, g / mask.sum())
 
 
 @rule("max", "min", saves="self, result")
@@ -384,10 +394,8 @@ def max_all(n, g, self, result):
 def amax(n, g, self, dim, keepdim, result):
     gk = _unsqueeze_dims(g, self.dim(), dim, keepdim)
     rk = _unsqueeze_dims(result, self.dim(), dim, keepdim)
-    mask = self == rk
+    mask = self == rk  # derivatives.yaml scale_grad_by_count: a nan result equals nothing, so its grad is nan
     dims = list(dim) if dim else list(range(self.dim()))
-    if not dims:
-        return (g,)
     return (mask * (gk / mask.sum(dims, keepdim=True)),)
 
 

@@ -50,7 +50,7 @@ def _softmax_check(name: str, self: Tensor, dim: int, half_to_float: bool) -> in
         raise RuntimeError(f"{name} with half to float conversion is not supported on CPU")
     nd = self._data.ndim
     d = S.wrap_dim(dim, nd)
-    if self._dtype not in C.FLOATING:
+    if self._dtype not in C.FLOATING and self._data.size:  # torch returns an empty input of any dtype as it is
         last = nd == 0 or d == nd - 1
         raise C.not_implemented(f"{name}_{'lastdim_' if last else ''}kernel_impl", self._dtype)
     return d
@@ -136,8 +136,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     cdt = _cdt(grad_output._dtype)
     g = grad_output._data.astype(cdt, copy=False)
     y = output._data.astype(cdt, copy=False)
-    if y.ndim == 0:
-        return _out(g * 0, input_dtype)
+    if y.ndim == 0:  # the formula over one element: nan where the output is nan, as in torch
+        return _out(g * y - y * (g * y), input_dtype)
     if g.shape == y.shape and g.dtype == y.dtype and _rows_in_c(y, d):
         return _out(_softmax_rows_backward(g, y, False), input_dtype)
     gy = g * y
@@ -151,8 +151,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     cdt = _cdt(grad_output._dtype)
     g = grad_output._data.astype(cdt, copy=False)
     y = output._data.astype(cdt, copy=False)
-    if y.ndim == 0:
-        return _out(g * 0, input_dtype)
+    if y.ndim == 0:  # the formula over one element: nan where the output is nan, as in torch
+        return _out(g - np.exp(y) * g, input_dtype)
     if g.shape == y.shape and g.dtype == y.dtype and _rows_in_c(y, d):
         return _out(_softmax_rows_backward(g, y, True), input_dtype)
     return _out(g - np.exp(y) * _sum_reduce(g, axis=d, keepdims=True), input_dtype)

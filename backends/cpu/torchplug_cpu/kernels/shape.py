@@ -134,7 +134,11 @@ def _index_add_into(out: Tensor, dim: int, index: Tensor, source: Tensor, alpha:
     if idx.size:
         lo, hi = idx.min(), idx.max()
         if lo < 0 or hi >= size:
-            if n <= 1:  # PyTorch's 0-/1-dim path has other words and exception type
+            # PyTorch checks with TORCH_CHECK_INDEX except where index_add_cpu_ hands the work to scatter_add_
+            # (which raises RuntimeError): several dims, dim first or last, alpha == 1 (a bool never is), int64 index
+            via_scatter_add = (n > 1 and d in (0, n - 1) and not isinstance(alpha, bool) and alpha == 1
+                               and idx.dtype == np.int64)
+            if not via_scatter_add:
                 raise IndexError("index out of range in self")
             raise RuntimeError(f"index {int(lo if lo < 0 else hi)} is out of bounds for dimension {d} with size {size}")
     check_internal_overlap(data)

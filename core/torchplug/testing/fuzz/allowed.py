@@ -123,11 +123,6 @@ ALLOWED: list[Allowance] = [
         when=lambda call: call.kwargs.get("dim") == ()),
     # ---- open defects (known, or found by this fuzzer), being fixed: remove each entry with its fix ----------
     Allowance(
-        "index-out-of-range-type", ("index_add",), ("type_mismatch",),
-        "an out-of-range index of index_add raises RuntimeError in torchplug, IndexError in torch",
-        "aten/src/ATen/native/TensorAdvancedIndexing.cpp index_add_cpu_: TORCH_CHECK_INDEX 'index out of range "
-        "in self'", known_defect=True, torch_error="IndexError: index out of range in self"),
-    Allowance(
         "integral-grad", ("masked_fill",), ("silent_accept",),
         "masked_fill of an integer tensor with a value that requires grad: torch refuses the integral result in "
         "autograd, torchplug returns it", "RuntimeError 'Autograd not support dtype: Short'", known_defect=True,
@@ -177,22 +172,4 @@ ALLOWED: list[Allowance] = [
         "infinities of one sign) into nan",
         "aten/src/ATen/native/cpu/AdaptiveAvgPoolKernel.cpp averages each window separately", known_defect=True,
         when=_nonfinite),
-    Allowance(
-        "softmax-grad-nan", ("log_softmax", "softmax"), ("value_mismatch",),
-        "the input gradient of (log_)softmax at a nan input is finite (torch: nan)",
-        "aten/src/ATen/native/SoftMax.cpp log_softmax_backward: grad - exp(output) * sum(grad)", known_defect=True,
-        detail="grad", when=_nonfinite),
-    Allowance(
-        "amax-nan-grad", ("amax", "amin"), ("value_mismatch",),
-        "the gradient of amax/amin at a nan maximum goes to the nan element (torch: nan; it splits the gradient "
-        "among the elements equal to the result, and nan equals nothing)",
-        "tools/autograd/derivatives.yaml amax: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), "
-        "restore_reduced_dims(result, dim, keepdim) == self, dim)", known_defect=True, detail="grad",
-        when=_nonfinite),
-    Allowance(
-        "prod-grad-nonfinite", ("prod",), ("value_mismatch",),
-        "the gradient of prod divides the product by each input, so an inf or 0 among the inputs gives nan "
-        "(torch computes the product of the other elements when an input is zero or non-finite)",
-        "tools/autograd/FunctionsManual.cpp prod_backward / prod_safe_zeros_backward", known_defect=True,
-        detail="grad", when=_nonfinite),
 ]

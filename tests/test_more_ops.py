@@ -464,3 +464,31 @@ def test_meta_shapes_of_the_new_ops():
     assert tuple(tp.renorm(m, 2, 0, 1.0).shape) == (3, 4)
     assert tuple(F.pdist(m).shape) == (3,)
     assert tp.gcd(tp.empty(2, dtype=tp.int32, device="meta"), tp.empty(2, dtype=tp.int64, device="meta")).dtype == tp.int64
+
+
+# ---- creation defects ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros(3), lambda: np.float64(3), lambda: np.float32(3), lambda: np.int32(3), lambda: np.bool_(True),
+    lambda: [np.float64(3)], lambda: [np.float64(3), 1.0], lambda: [np.float32(1), 2], lambda: [np.int32(1), 2],
+    lambda: [np.int8(1), np.uint8(2)], lambda: [np.float16(1), True], lambda: [1.0, 2], lambda: [[1, 2], [3, 4]],
+], ids=lambda f: repr(f()).replace(" ", ""))
+@pytest.mark.parametrize("fn", ["tensor", "as_tensor"])
+def test_numpy_values_keep_their_dtype(make, fn):
+    ours, theirs = getattr(tp, fn)(make()), getattr(torch, fn)(make())
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_as_tensor_of_a_foreign_float64_tensor_stays_float64():
+    assert tp.as_tensor(torch.zeros(3, dtype=torch.float64)).dtype == tp.float64
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(12.0)[::3], lambda: np.arange(12.0).reshape(3, 4)[:, 1:3],
+                                  lambda: np.arange(12.0).reshape(3, 4).T, lambda: np.arange(6.0)])
+def test_from_numpy_storage_spans_the_strided_buffer(make):
+    arr = make()
+    ours, theirs = tp.from_numpy(arr), torch.from_numpy(arr)
+    assert ours.untyped_storage().nbytes == theirs.untyped_storage().nbytes()
+    assert ours.storage_offset() == theirs.storage_offset() and ours.stride() == theirs.stride()
+    arr[(0,) * arr.ndim] = 42.0  # still shared both ways
+    assert ours.flatten()[0].item() == 42.0

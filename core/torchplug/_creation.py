@@ -59,7 +59,10 @@ def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
         _check_ragged(data)
         arr = np.array(data)
         _check_python_values(arr, dtype)
-        if dtype is None:
+        numpy_typed = _numpy_inferred(data) if dtype is None else None
+        if numpy_typed is not None:  # NumPy scalars/arrays inside keep their dtypes, as in torch
+            arr = arr.astype(numpy_typed.numpy_dtype)
+        elif dtype is None:
             kind = arr.dtype.kind
             if kind == "f":
                 arr = arr.astype(D.get_default_dtype().numpy_dtype)
@@ -77,6 +80,39 @@ def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):  # floats overflow to inf, as in PyTorch
             arr = arr.astype(dtype.numpy_dtype)
     return arr
+
+
+def _numpy_inferred(data: Any) -> D.dtype | None:
+    """torch's ``infer_scalar_type`` where ``data`` (unwrapped) holds NumPy scalars or arrays: each
+    one counts with its own dtype (``np.float64(3)`` is double), Python numbers with theirs (a float
+    is the default dtype), promoted over the sequence.  None when there is no NumPy value at all, so
+    plain Python data keeps the fast path above."""
+    found = False
+
+    def walk(x: Any) -> D.dtype | None:
+        nonlocal found
+        if isinstance(x, (np.ndarray, np.generic)):
+            found = True
+            return D.from_numpy_dtype(x.dtype)
+        if isinstance(x, bool):
+            return D.bool_
+        if isinstance(x, int):
+            return D.int64
+        if isinstance(x, float):
+            return D.get_default_dtype()
+        if isinstance(x, complex):
+            return D.get_default_complex_dtype()
+        if isinstance(x, list):
+            result = None
+            for item in x:
+                dt = walk(item)
+                if dt is not None:
+                    result = dt if result is None else D.promote_types(result, dt)
+            return result
+        return None
+
+    dt = walk(data)
+    return dt if found else None
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

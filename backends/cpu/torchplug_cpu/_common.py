@@ -95,8 +95,17 @@ def storage(root: np.ndarray) -> Storage:
 
 
 def wrap_foreign(arr: np.ndarray) -> Tensor:
-    """A cpu tensor sharing memory the backend did not allocate (``from_numpy``): not accounted."""
-    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET)
+    """A cpu tensor sharing memory the backend did not allocate (``from_numpy``): not accounted.
+
+    Its Storage spans the array's memory from the first element to the last, as PyTorch's
+    ``from_numpy`` storage does: a strided array's storage is larger than its elements.
+    """
+    if arr.flags.c_contiguous or arr.size == 0:
+        return make_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET)
+    item = arr.itemsize
+    span = sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // item + 1
+    root = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(item,))
+    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, Storage(root.nbytes, CPU, root))
 
 
 def address_of(st: Storage) -> int:

@@ -198,9 +198,8 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     strides = compute_view_strides(list(self.shape), self.stride(), size)
     if strides is not None:
         return A.view(self, size)
-    out = A.view(A.clone(self, memory_format="contiguous_format"), size)  # torch: clone(contiguous)
-    out._base = None  # the copy's base is an unreachable temporary: the result owns its storage
-    return out
+    # torch: _unsafe_view(clone(contiguous)); the result owns the copy's storage
+    return A._unsafe_view(A.clone(self, memory_format="contiguous_format"), size)
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -502,30 +501,30 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         out_shape = list(t1.shape[:-1])
         folded = A.reshape(t1, [math.prod(out_shape), t1.shape[-1]])  # (not -1: ambiguous for 0 elements)
         if t2.dim() == 1:
-            return A.reshape(A.mv(folded, t2), out_shape)
-        out = A.reshape(A.mm(folded, t2), out_shape + [t2.shape[1]])
+            return A._unsafe_view(A.mv(folded, t2), out_shape)
+        out = A._unsafe_view(A.mm(folded, t2), out_shape + [t2.shape[1]])
         return A.contiguous(A.transpose(out, -1, -2)) if transpose else out
-    # General batched case: broadcast the batch dims and run bmm.
-    a = A.unsqueeze(self, 0) if d1 == 1 else self
-    b = A.unsqueeze(other, -1) if d2 == 1 else other
-    batch_a, batch_b = list(a.shape[:-2]), list(b.shape[:-2])
-    batch = _broadcast_shapes(batch_a, batch_b)
-    n, k = a.shape[-2], a.shape[-1]
-    k2, m = b.shape[-2], b.shape[-1]
+    # General batched case (PyTorch's order of operations, so the graph has its nodes): broadcast the
+    # batch dims, flatten them, one bmm, and an _unsafe_view to the output shape.
+    n = self.shape[-2] if d1 > 1 else 1
+    k = self.shape[-1]
+    k2 = other.shape[-2] if d2 > 1 else other.shape[0]
+    m = other.shape[-1] if d2 > 1 else 1
+    batch = _broadcast_shapes(list(self.shape[:max(d1 - 2, 0)]), list(other.shape[:max(d2 - 2, 0)]))
+    nb = math.prod(batch)
     if k != k2:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{math.prod(batch)}, {k}] but got: "
-            f"[{math.prod(batch)}, {k2}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{nb}, {k}] but got: [{nb}, {k2}]."
         )
-    nb = math.prod(batch)
-    a3 = A.reshape(A.expand(a, batch + [n, k]), [nb, n, k])
-    b3 = A.reshape(A.expand(b, batch + [k, m]), [nb, k, m])
-    out = A.reshape(A.bmm(a3, b3), batch + [n, m])
-    if d1 == 1:
-        out = A.squeeze(out, [-2])
-    if d2 == 1:
-        out = A.squeeze(out, [-1])
-    return out
+    a3 = A.reshape(A.expand(self, batch + [n, k]), [nb, n, k])
+    vector_rhs = d2 == 1
+    if vector_rhs:
+        b3 = A.unsqueeze(A.reshape(A.expand(other, batch + [k2]), [nb, k2]), 2)
+    else:
+        b3 = A.reshape(A.expand(other, batch + [k2, m]), [nb, k2, m])
+    out_shape = batch + ([n] if d1 > 1 else []) + ([m] if d2 > 1 else [])
+    out = A.bmm(a3, b3)
+    return A._unsafe_view(A.squeeze(out, [-1]) if vector_rhs else out, out_shape)
 
 
 def _broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> list[int]:

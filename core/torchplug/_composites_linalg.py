@@ -127,9 +127,14 @@ def kron(self: Tensor, other: Tensor) -> Tensor:
     n = max(self.dim(), other.dim())
     sa = [1] * (n - self.dim()) + list(self.shape)
     sb = [1] * (n - other.dim()) + list(other.shape)
-    a = A.reshape(self, [v for s in sa for v in (s, 1)])
-    b = A.reshape(other, [v for s in sb for v in (1, s)])
-    return A.reshape(A.mul(a, b), [x * y for x, y in zip(sa, sb)])
+    # ATen's KronImpl: _unsafe_view in and out, so the graph has its UnsafeViewBackward0 nodes
+    a = _flat_view(self, [v for s in sa for v in (s, 1)])
+    b = _flat_view(other, [v for s in sb for v in (1, s)])
+    return A._unsafe_view(A.mul(a, b), [x * y for x, y in zip(sa, sb)])
+
+
+def _flat_view(t: Tensor, shape: list[int]) -> Tensor:
+    return A._unsafe_view(t, shape) if t.is_contiguous() else A.reshape(t, shape)
 
 
 def linalg_cross(self: Tensor, other: Tensor, dim: int = -1) -> Tensor:

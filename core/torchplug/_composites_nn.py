@@ -1,9 +1,10 @@
 """nn composites: ops written once over primitives (conv wrappers, pooling 1d, losses, norms, attention...).
 
 ``CompositeImplicitAutograd`` entries are differentiated through their decomposition (autograd
-sees the primitives); ``CompositeExplicitAutograd`` ones (``embedding``) carry their own
-derivative.  Every composite follows the ATen implementation of the same name, so values,
-dtypes and error messages match PyTorch's.
+sees the primitives); ``CompositeExplicitAutograd`` ones (``embedding``, and the losses and
+``celu`` that PyTorch differentiates as one node) carry their own derivative.  Every composite
+follows the ATen implementation of the same name, so values, dtypes and error messages match
+PyTorch's.
 """
 
 from __future__ import annotations
@@ -57,8 +58,17 @@ def vector_norm(x: Tensor, p: float, dim: Any, keepdim: bool) -> Tensor:
 
 # ---- linear / convolution ---------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    if input.dim() == 2 and bias is not None:
+    # ATen's linear, branch for branch, so the graph has PyTorch's nodes (AddmmBackward0 for 2-d input)
+    d = input.dim()
+    if d == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {d}D and {weight.dim()}D")
+    if d == 2 and bias is not None:
         return A.addmm(bias, input, A.t(weight))
+    if bias is not None and d >= 1 and input.is_contiguous() and (d == 3 or bias.dim() == 1):
+        # _flatten_nd_linear: one addmm over the flattened batch, viewed back
+        sizes = list(input.shape)
+        out = A.addmm(bias, A.reshape(input, [math.prod(sizes[:-1]), sizes[-1]]), A.t(weight))
+        return A.view(out, sizes[:-1] + [out.shape[1]])
     out = A.matmul(input, A.t(weight))
     return out if bias is None else A.add(out, bias)
 
@@ -903,7 +913,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "feature_alpha_dropout": (_I, feature_alpha_dropout),
     "embedding": (_E, embedding),
     "selu": (_I, selu),
-    "celu": (_I, celu),
+    "celu": (_E, celu),
     "relu6": (_I, relu6),
     "log_sigmoid": (_I, log_sigmoid),
     "prelu": (_I, prelu),
@@ -911,11 +921,11 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "nll_loss2d": (_I, nll_loss2d),
     "nll_loss_nd": (_I, nll_loss_nd),
     "cross_entropy_loss": (_I, cross_entropy_loss),
-    "mse_loss": (_I, mse_loss),
+    "mse_loss": (_E, mse_loss),
     "l1_loss": (_I, l1_loss),
-    "smooth_l1_loss": (_I, smooth_l1_loss),
-    "huber_loss": (_I, huber_loss),
-    "binary_cross_entropy_with_logits": (_I, binary_cross_entropy_with_logits),
+    "smooth_l1_loss": (_E, smooth_l1_loss),
+    "huber_loss": (_E, huber_loss),
+    "binary_cross_entropy_with_logits": (_E, binary_cross_entropy_with_logits),
     "kl_div": (_I, kl_div),
     "scaled_dot_product_attention": (_I, scaled_dot_product_attention),
     "_pad_circular": (_I, _pad_circular),

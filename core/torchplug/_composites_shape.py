@@ -33,6 +33,12 @@ def _contiguous_copy(t: Tensor) -> Tensor:
 
 
 # ---- views ---------------------------------------------------------------------------------------------
+def _unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
+    # PyTorch's _unsafe_view: the view of a result nobody else holds (an mm output, a clone), so autograd
+    # records one UnsafeViewBackward0 node and does not track the output as a view of its input.
+    return _fresh(A.view(self, size))
+
+
 def movedim(self: Tensor, source: Sequence[int], destination: Sequence[int]) -> Tensor:
     n = self.dim()
     if len(source) != len(destination):
@@ -246,7 +252,7 @@ def tile(self: Tensor, dims: Sequence[int]) -> Tensor:
     dims = list(dims)
     if len(dims) < self.dim():
         dims = [1] * (self.dim() - len(dims)) + dims
-    return repeat(self, dims)
+    return A.repeat(self, dims)  # through the op: autograd records RepeatBackward0 as PyTorch's tile does
 
 
 def repeat_interleave_self_tensor(self: Tensor, repeats: Tensor, dim: int | None = None, output_size: int | None = None) -> Tensor:
@@ -506,6 +512,7 @@ def bucketize(self: Tensor, boundaries: Tensor, out_int32: bool = False, right: 
 
 
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
+    "_unsafe_view": ("CompositeExplicitAutograd", _unsafe_view),
     "movedim.intlist": ("CompositeImplicitAutograd", movedim),
     "unflatten.int": ("CompositeImplicitAutograd", unflatten),
     "broadcast_to": ("CompositeImplicitAutograd", broadcast_to),

@@ -752,7 +752,8 @@ def _broadcast(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     from ._composites_nn import S_broadcast
 
     shape = S_broadcast(list(a.shape), list(b.shape))
-    return A.expand(a, shape), A.expand(b, shape)
+    # like torch.broadcast_tensors: an operand that already has the shape is not expanded (no node)
+    return (a if list(a.shape) == shape else A.expand(a, shape)), (b if list(b.shape) == shape else A.expand(b, shape))
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:
@@ -797,6 +798,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     a, b = _broadcast(input, target)
+    if beta == 0.0:  # as torch.nn.functional does: the graph records l1_loss's nodes
+        return A.l1_loss(a, b, _reduction_enum(reduction))
     return A.smooth_l1_loss(a, b, _reduction_enum(reduction), beta)
 
 

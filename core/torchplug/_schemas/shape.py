@@ -10,6 +10,8 @@ _FACTORY_KW = "*, ScalarType? dtype=long, Layout? layout=None, Device? device=No
 ROWS = (
     # ---- views and reorderings (composites over view ops) ---------------------------------------
     "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a) | view composite",
+    # reshape of a fresh result (mm, clone) that autograd records as UnsafeViewBackward0, not as a view
+    "_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
     "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a) | view composite",
     "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a) | view composite",
     "broadcast_tensors(Tensor[] tensors) -> Tensor[] | view composite",

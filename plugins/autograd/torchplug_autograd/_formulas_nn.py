@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as _np
+
 import torchplug as T
 from torchplug._dispatch.dispatcher import DISPATCHER
 
@@ -227,18 +229,19 @@ def glu(n, g, self, dim):
 
 
 # ---- losses -----------------------------------------------------------------------------------------
-@rule("nll_loss_forward", saves="self, target, weight, reduction, ignore_index, result1", outputs=(0,), inputs="self")
+@rule("nll_loss_forward", saves="self, target, weight, reduction, ignore_index, result1", outputs=(0,), inputs="self",
+      refuse="weight")
 def nll_loss(n, g, self, target, weight, reduction, ignore_index, total_weight):
     return (A.nll_loss_backward(g[0], self, target, weight, reduction, ignore_index, total_weight),)
 
 
 @rule("nll_loss2d_forward", saves="self, target, weight, reduction, ignore_index, result1", outputs=(0,),
-      inputs="self")
+      inputs="self", refuse="weight")
 def nll_loss2d(n, g, self, target, weight, reduction, ignore_index, total_weight):
     return (A.nll_loss2d_backward(g[0], self, target, weight, reduction, ignore_index, total_weight),)
 
 
-@rule("binary_cross_entropy", saves="self, target, weight, reduction", inputs="self, target")
+@rule("binary_cross_entropy", saves="self, target, weight, reduction", inputs="self, target", refuse="weight")
 def binary_cross_entropy(n, g, self, target, weight, reduction):
     gs = n[0] and A.binary_cross_entropy_backward(g, self, target, weight, reduction)
     gt = False
@@ -249,6 +252,68 @@ def binary_cross_entropy(n, g, self, target, weight, reduction):
         if reduction == 1:  # Mean
             gt = gt / target.numel()
     return gs, gt
+
+
+_sub, _mul, _add, _div = _call("sub.Tensor"), _call("mul"), _call("add.Tensor"), _call("div.Tensor")
+
+
+def _loss_scale(g: Any, scale: float) -> Any:
+    return _mul(g, scale) if scale != 1.0 else g
+
+
+@rule("mse_loss", saves="self, target, reduction")
+def mse_loss(n, g, self, target, reduction):
+    # PyTorch's mse_loss_backward: (self - target) * (2 / N * grad); the target's gradient is its negation
+    d = _sub(self, target)
+    gs = _mul(d, _loss_scale(g, 2.0 / d.numel() if reduction == 1 else 2.0))
+    return n[0] and gs, n[1] and A.neg(gs)
+
+
+@rule("smooth_l1_loss", saves="self, target, reduction, beta")
+def smooth_l1_loss(n, g, self, target, reduction, beta):
+    # x / beta inside [-beta, beta], its sign outside (smooth_l1_loss_backward)
+    d = _sub(self, target)
+    slope = A.sign(d) if beta == 0 else A.clamp(_div(d, beta), -1, 1)
+    gs = _mul(slope, _loss_scale(g, 1.0 / d.numel() if reduction == 1 else 1.0))
+    return n[0] and gs, n[1] and A.neg(gs)
+
+
+@rule("huber_loss", saves="self, target, reduction, delta")
+def huber_loss(n, g, self, target, reduction, delta):
+    # x inside [-delta, delta], delta * sign(x) outside (huber_loss_backward)
+    d = _sub(self, target)
+    gs = _mul(A.clamp(d, -delta, delta), _loss_scale(g, 1.0 / d.numel() if reduction == 1 else 1.0))
+    return n[0] and gs, n[1] and A.neg(gs)
+
+
+@rule("binary_cross_entropy_with_logits", saves="self, target, weight, pos_weight, reduction", inputs="self, target",
+      refuse="weight, pos_weight")
+def binary_cross_entropy_with_logits(n, g, self, target, weight, pos_weight, reduction):
+    # binary_cross_entropy_with_logits_backward and ..._target_backward of PyTorch's derivatives.yaml
+    scale = 1.0 / self.numel() if reduction == 1 else 1.0
+    gw = _loss_scale(g, scale)
+    if weight is not None:
+        gw = _mul(gw, weight)
+    gs = gt = False
+    if n[0]:
+        if pos_weight is None:
+            gs = _mul(_sub(A.sigmoid(self), target), gw)
+        else:
+            t = _mul(pos_weight, target)
+            gs = _mul(_sub(_mul(_sub(_add(t, 1), target), A.sigmoid(self)), t), gw)
+    if n[1]:
+        if pos_weight is None:
+            gt = _mul(A.neg(self), gw)
+        else:
+            ls_neg = A.log_sigmoid_forward(A.neg(self))[0]
+            gt = _mul(_sub(ls_neg, _mul(A.log_sigmoid_forward(self)[0], pos_weight)), gw)
+    return gs, gt
+
+
+@rule("celu", saves="self, alpha")
+def celu(n, g, self, alpha):
+    # PyTorch's formula takes 1.0 / alpha.toFloat(): alpha rounded to float32 first
+    return (A.elu_backward(g, alpha, 1.0, 1.0 / float(_np.float32(alpha)), False, self),)
 
 
 # ---- padding and upsampling ---------------------------------------------------------------------------

@@ -22,6 +22,11 @@ def _new_zeros(g: Any, shape: Any) -> Any:
     return T.zeros(list(shape), dtype=g.dtype, device=g.device)
 
 
+@rule("_unsafe_view", saves="self.shape")
+def _unsafe_view(n, g, shape):
+    return (g.reshape(list(shape)),)
+
+
 # ---- reorderings and repeats -------------------------------------------------------------------------
 @rule("flip", saves="dims")
 def flip(n, g, dims):

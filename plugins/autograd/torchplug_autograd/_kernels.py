@@ -214,7 +214,8 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     ns["_Node"] = cls
     node_expr = _variant_expr(entry, cls, diff, ns)
     params = ", ".join(names)
-    body = [
+    body = [_refuse_check(entry, rule, names, ns)] if rule.refuse else []
+    body += [
         "_old = _tls.mask",  # generated locals start with '_': arguments (k, a, r...) keep their names
         "_tls.mask = _old & _NOAG",
         "try:",
@@ -317,6 +318,23 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
     return kernel
+
+
+def _refuse_check(entry: OperatorEntry, rule: Rule, names: list[str], ns: dict[str, Any]) -> str:
+    """Source raising PyTorch's error when an input without a formula requires grad."""
+    ns["_not_diff"] = _not_differentiable
+    op = entry.name.split("::")[-1].split(".")[0]
+    lines = []
+    for i, a in enumerate(entry.schema.arguments):
+        if a.name in rule.refuse:
+            x = names[i]
+            lines.append(f"if {x} is not None and {x}._requires_grad:\n    _not_diff({op!r}, {a.name!r})")
+    return "\n".join(lines)
+
+
+def _not_differentiable(op: str, arg: str) -> None:
+    raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument '{arg}'. This input "
+                       "cannot have requires_grad True.")
 
 
 def _variant_expr(entry: OperatorEntry, cls: type[G.Node], diff: list[int], ns: dict[str, Any]) -> str:

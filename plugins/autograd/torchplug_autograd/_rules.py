@@ -30,6 +30,7 @@ class Rule:
     name: str  # PyTorch's node name, e.g. 'MulBackward0'
     inputs: tuple[str, ...] | None  # differentiable inputs (None: every Tensor argument but indices/masks)
     outputs: tuple[int, ...] | None  # differentiable outputs (None: all floating ones)
+    refuse: tuple[str, ...] = ()  # inputs that must not require grad (PyTorch raises at the call)
 
 
 RULES: dict[str, Rule] = {}
@@ -41,18 +42,21 @@ def _qualify(op: str) -> str:
 
 
 def rule(*ops: str, saves: str = "", inputs: str | None = None, outputs: tuple[int, ...] | None = None,
-         name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+         name: str | None = None, refuse: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the backward formula of each op in ``ops``.
 
     ``saves`` is a comma-separated list of what the formula receives after the gradient.
+    ``refuse`` names tensor inputs without a formula that PyTorch refuses when they require grad
+    ("The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'").
     """
     saved = tuple(s.strip() for s in saves.split(",") if s.strip())
     diff_inputs = None if inputs is None else tuple(s.strip() for s in inputs.split(",") if s.strip())
+    refused = tuple(s.strip() for s in refuse.split(",") if s.strip())
 
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
         for op in ops:
             full = _qualify(op)
-            RULES[full] = Rule(full, saved, fn, name or node_name(full), diff_inputs, outputs)
+            RULES[full] = Rule(full, saved, fn, name or node_name(full), diff_inputs, outputs, refused)
         return fn
 
     return decorator

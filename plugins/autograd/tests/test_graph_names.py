@@ -1,0 +1,278 @@
+"""The recorded graph looks like PyTorch's: node type names, ``next_functions`` structure (``None``
+entries included) and, for the composites PyTorch differentiates as one node, gradients equal to torch's."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import torchplug as tp
+import torchplug.nn.functional as TF
+from torchplug.testing.opinfo import materialize, resolve
+from torchplug.testing.opinfos import op_db
+
+torch = pytest.importorskip("torch")
+torch_F = torch.nn.functional
+
+
+def graph_tree(fn: Any, depth: int = 8) -> Any:
+    """``(type name, child trees)`` of a grad_fn, ``None`` for an input without a gradient edge."""
+    if fn is None:
+        return None
+    name = type(fn).__name__
+    if depth == 0 or name == "AccumulateGrad":
+        return (name, ())
+    return (name, tuple(graph_tree(f, depth - 1) for f, _ in fn.next_functions))
+
+
+def _leaf(T: Any, arr: np.ndarray, grad: bool = True) -> Any:
+    return T.tensor(arr, requires_grad=grad)
+
+
+def _both(build: Any, *arrays: np.ndarray, grads: tuple[bool, ...] | None = None) -> tuple[Any, Any]:
+    """``build(module, *leaves)`` for torch and torchplug on the same float64 data."""
+    grads = grads or (True,) * len(arrays)
+    out = []
+    for T in (torch, tp):
+        leaves = [_leaf(T, a, g) for a, g in zip(arrays, grads)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # broadcasting losses warn (the warning has its own tests)
+            out.append((build(T, *leaves), leaves))
+    return out[0], out[1]
+
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 5))
+Y = RNG.standard_normal((4, 5))
+P = RNG.uniform(0.05, 0.95, (4, 5))
+W = RNG.uniform(0.5, 2.0, (5,))
+
+
+def _F(T: Any) -> Any:
+    return torch_F if T is torch else TF
+
+
+# ---- graphs of single calls ---------------------------------------------------------------------
+GRAPH_CASES = {
+    "mse_loss": (lambda T, x, y: _F(T).mse_loss(x, y), (X, Y)),
+    "mse_loss_sum_target_const": (lambda T, x, y: _F(T).mse_loss(x, y, reduction="sum"), (X, Y), (True, False)),
+    "mse_loss_none": (lambda T, x, y: _F(T).mse_loss(x, y, reduction="none"), (X, Y)),
+    "mse_loss_broadcast": (lambda T, x, y: _F(T).mse_loss(x, y[0]), (X, Y)),
+    "smooth_l1_loss": (lambda T, x, y: _F(T).smooth_l1_loss(x, y, beta=0.5), (X, Y)),
+    "smooth_l1_loss_beta0": (lambda T, x, y: _F(T).smooth_l1_loss(x, y, beta=0.0), (X, Y)),
+    "huber_loss": (lambda T, x, y: _F(T).huber_loss(x, y, delta=0.7), (X, Y)),
+    "bce_with_logits": (lambda T, x, p: _F(T).binary_cross_entropy_with_logits(x, p), (X, P)),
+    "bce_with_logits_weights": (lambda T, x, p, w: _F(T).binary_cross_entropy_with_logits(x, p, weight=w, pos_weight=w),
+                                (X, P, W), (True, False, False)),
+    "celu": (lambda T, x: _F(T).celu(x, 0.5), (X,)),
+    "celu_inplace": (lambda T, x: _F(T).celu(x * 1, inplace=True), (X,)),
+    "logsigmoid": (lambda T, x: _F(T).logsigmoid(x), (X,)),
+    "cross_entropy": (lambda T, x: _F(T).cross_entropy(x, T.tensor([0, 1, 4, 2])), (X,)),
+    "nll_loss": (lambda T, x: _F(T).nll_loss(x.log_softmax(1), T.tensor([0, 1, 4, 2])), (X,)),
+    "linear_2d_bias": (lambda T, x, w, b: _F(T).linear(x, w, b), (X, Y, W[:4])),
+    "linear_2d_no_bias": (lambda T, x, w: _F(T).linear(x, w), (X, Y)),
+    "linear_1d": (lambda T, x, w, b: _F(T).linear(x, w, b), (X[0], Y, W[:4])),
+    "linear_3d": (lambda T, x, w, b: _F(T).linear(x, w, b), (X.reshape(2, 2, 5), Y, W[:4])),
+    "linear_3d_no_bias": (lambda T, x, w: _F(T).linear(x, w), (X.reshape(2, 2, 5), Y)),
+    "linear_noncontiguous_3d": (lambda T, x, w, b: _F(T).linear(x.expand(3, 4, 5), w, b), (X, Y, W[:4])),
+    "linear_2d_bias_2d": (lambda T, x, w, b: _F(T).linear(x, w, b), (X, Y, Y[:, :4])),
+    "matmul_batched_vector": (lambda T, x, v: T.matmul(x.view(2, 2, 5), v), (X, W)),
+    "matmul_vector_batched": (lambda T, v, x: T.matmul(v[:2], x.view(2, 2, 5)), (W, X)),
+    "matmul_broadcast_batches": (lambda T, x, y: T.matmul(x.view(2, 1, 2, 5), y.view(2, 5, 2)), (X, Y)),
+    "matmul_fold_3d_2d": (lambda T, x, y: T.matmul(x.view(2, 2, 5), y.t()), (X, Y)),
+    "reshape_copy": (lambda T, x: x.t().reshape(-1), (X,)),
+    "tile": (lambda T, x: x.tile((2, 1)), (X,)),
+    "sum_dim": (lambda T, x: x.sum(1), (X,)),
+    "mean_dim": (lambda T, x: x.mean(0), (X,)),
+    "max_full": (lambda T, x: x.max(), (X,)),
+    "fmod_scalar": (lambda T, x: T.fmod(x, 2), (X,)),
+    "fmod_tensor": (lambda T, x, y: T.fmod(x, y), (X, Y)),
+    "remainder_scalar": (lambda T, x: x % 2, (X,)),
+    "pow_scalar_exponent": (lambda T, x: x ** 3, (X,)),
+    "pow_tensor": (lambda T, x, y: x ** y, (P, Y)),
+    "pow_scalar_base": (lambda T, x: 2 ** x, (X,)),
+    "xlogy_scalar_other": (lambda T, x: T.xlogy(x, 2.0), (X,)),
+    "lerp_scalar_weight": (lambda T, x, y: T.lerp(x, y, 0.3), (X, Y)),
+    "div_mode": (lambda T, x, y: T.div(x, y, rounding_mode="floor"), (X, Y)),
+    "round_decimals": (lambda T, x: x.round(decimals=1), (X,)),
+    "squeeze_dim": (lambda T, x: x[None].squeeze(0), (X,)),
+    "clamp_scalars": (lambda T, x: x.clamp(-0.5, 0.5), (X,)),
+    "log1p": (lambda T, x: T.log1p(x.abs()), (X,)),
+    "max_pool2d": (lambda T, x: _F(T).max_pool2d(x.view(1, 1, 4, 5), 2), (X,)),
+    "add_scalar": (lambda T, x: x + 2, (X,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAPH_CASES))
+def test_graph_matches_torch(case: str) -> None:
+    build, arrays, *grads = GRAPH_CASES[case]
+    (ref, _), (got, _) = _both(build, *arrays, grads=grads[0] if grads else None)
+    assert graph_tree(got.grad_fn) == graph_tree(ref.grad_fn)
+    assert got.grad_fn.name() == ref.grad_fn.name()
+
+
+def test_linear_2d_is_addmm_with_t_of_weight() -> None:
+    x, w, b = (tp.tensor(a, requires_grad=True) for a in (X, Y[:3], W[:3]))
+    node = TF.linear(x, w, b).grad_fn
+    assert type(node).__name__ == "AddmmBackward0"
+    (bias_acc, _), (x_acc, _), (t_node, _) = node.next_functions
+    assert bias_acc.variable is b and x_acc.variable is x
+    assert type(t_node).__name__ == "TBackward0" and t_node.next_functions[0][0].variable is w
+
+
+# ---- the graphs of the OpInfo samples of the ops this covers ----------------------------------------
+OPINFO_OPS = (
+    "nn.functional.mse_loss", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss", "nn.functional.l1_loss",
+    "nn.functional.binary_cross_entropy_with_logits", "nn.functional.binary_cross_entropy", "nn.functional.celu",
+    "nn.functional.logsigmoid", "nn.functional.nll_loss", "nn.functional.linear", "nn.functional.max_pool2d",
+    "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool2d", "nn.functional.interpolate",
+    "nn.functional.unfold", "nn.functional.fold", "nn.functional.conv2d", "nn.functional.max_pool1d",
+    "sum", "mean", "prod", "max", "min", "pow", "fmod", "remainder", "div", "round", "clamp", "lerp", "xlogy",
+    "copysign", "log1p", "deg2rad", "rad2deg", "squeeze", "scatter.value", "masked_fill", "sort", "median.dim",
+    "nanmedian.dim", "reshape", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+)
+
+
+def _requires_grad(value: Any, module: Any) -> Any:
+    if isinstance(value, module.Tensor):
+        return value.requires_grad_(True) if value.dtype.is_floating_point else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_requires_grad(v, module) for v in value)
+    return value
+
+
+def _first_tensor(out: Any, module: Any) -> Any:
+    if isinstance(out, (tuple, list)):
+        return out[0]
+    return out
+
+
+@pytest.mark.parametrize("name", OPINFO_OPS)
+def test_opinfo_graphs_match_torch(name: str) -> None:
+    op = next(o for o in op_db() if o.name == name)
+    compared = 0
+    for sample in op.samples("float64"):
+        outs = []
+        for module in (torch, tp):
+            args, kwargs = materialize(sample, module, "cpu", "float64")
+            args = _requires_grad(args, module)
+            kwargs = {k: _requires_grad(v, module) for k, v in kwargs.items()}
+            try:
+                outs.append(_first_tensor(resolve(module, op.path)(*args, **kwargs), module))
+            except Exception:  # noqa: BLE001 - an error sample: the error tests compare it
+                outs.append(None)
+        ref, got = outs
+        if ref is None:
+            continue
+        assert got is not None, sample.name
+        assert graph_tree(got.grad_fn) == graph_tree(ref.grad_fn), sample.name
+        compared += 1
+    assert compared
+
+
+# ---- gradients of the fused nodes -------------------------------------------------------------------------
+def _grads(T: Any, build: Any, arrays: tuple[np.ndarray, ...], grads: tuple[bool, ...]) -> list[Any]:
+    leaves = [_leaf(T, a, g) for a, g in zip(arrays, grads)]
+    out = build(T, *leaves)
+    out.backward(T.ones_like(out) if out.dim() else None)
+    return [leaf.grad for leaf, g in zip(leaves, grads) if g]
+
+
+LOSS_CASES = {
+    **{f"mse_{r}": (lambda T, x, y, r=r: _F(T).mse_loss(x, y, reduction=r), (X, Y)) for r in ("mean", "sum", "none")},
+    **{f"smooth_l1_{r}": (lambda T, x, y, r=r: _F(T).smooth_l1_loss(x, y, reduction=r, beta=0.6), (X, Y))
+       for r in ("mean", "sum", "none")},
+    **{f"huber_{r}": (lambda T, x, y, r=r: _F(T).huber_loss(x, y, reduction=r, delta=0.4), (X, Y))
+       for r in ("mean", "sum", "none")},
+    **{f"bce_logits_{r}": (lambda T, x, p, r=r: _F(T).binary_cross_entropy_with_logits(x, p, reduction=r), (X, P))
+       for r in ("mean", "sum", "none")},
+    "bce_logits_weight_pos_weight": (
+        lambda T, x, p: _F(T).binary_cross_entropy_with_logits(
+            x, p, weight=T.tensor(W[:x.shape[1]]), pos_weight=T.tensor(W[::-1][:x.shape[1]].copy())), (X, P)),
+    "mse_broadcast_target": (lambda T, x, y: _F(T).mse_loss(x, y[:1]), (X, Y)),
+    "celu": (lambda T, x: _F(T).celu(x, 0.7), (X,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOSS_CASES))
+def test_fused_gradients_match_torch(case: str) -> None:
+    build, arrays = LOSS_CASES[case]
+    grads = (True,) * len(arrays)
+    with pytest.warns(UserWarning) if "broadcast" in case else _nullcontext():
+        ref = _grads(torch, build, arrays, grads)
+    with pytest.warns(UserWarning, match="target size") if "broadcast" in case else _nullcontext():
+        got = _grads(tp, build, arrays, grads)
+    assert len(ref) == len(got)
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize("case", ["mse_mean", "smooth_l1_sum", "huber_none", "bce_logits_mean",
+                                  "bce_logits_weight_pos_weight", "celu"])
+def test_fused_formulas_are_differentiable(case: str) -> None:
+    # the formulas are written with differentiable ops: second derivatives by finite differences
+    build, arrays = LOSS_CASES[case]
+    inputs = tuple(tp.tensor(a[:2, :3], requires_grad=True) for a in arrays)
+
+    def fn(*xs: Any) -> Any:
+        return build(tp, *xs)
+
+    assert tp.autograd.gradcheck(fn, inputs)
+    assert tp.autograd.gradgradcheck(fn, inputs)
+
+
+def test_fused_loss_float32_matches_torch() -> None:
+    for T in (torch, tp):
+        x = T.tensor(X.astype(np.float32), requires_grad=True)
+        y = T.tensor(Y.astype(np.float32), requires_grad=True)
+        _F(T).mse_loss(x, y).backward()
+        if T is torch:
+            ref = (x.grad.numpy(), y.grad.numpy())
+    assert x.grad.dtype is tp.float32
+    np.testing.assert_allclose(x.grad.numpy(), ref[0], rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), ref[1], rtol=1e-6)
+
+
+# ---- inputs PyTorch refuses to differentiate -------------------------------------------------------------
+REFUSED = {
+    "bce_with_logits_pos_weight": lambda T, x, w: _F(T).binary_cross_entropy_with_logits(
+        x, T.tensor(P), pos_weight=w),
+    "bce_with_logits_weight": lambda T, x, w: _F(T).binary_cross_entropy_with_logits(x, T.tensor(P), weight=w),
+    "bce_weight": lambda T, x, w: _F(T).binary_cross_entropy(x.sigmoid(), T.tensor(P), weight=w),
+    "nll_loss_weight": lambda T, x, w: _F(T).nll_loss(x, T.tensor([0, 1, 4, 2]), weight=w),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_weight_requiring_grad_is_refused_like_torch(case: str) -> None:
+    messages = []
+    for T in (torch, tp):
+        x = T.tensor(X, requires_grad=True)
+        w = T.tensor(W, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            REFUSED[case](T, x, w)
+        messages.append(str(info.value))
+        with T.no_grad():  # no graph, no check
+            assert not REFUSED[case](T, x, w).requires_grad
+    assert messages[0] == messages[1]
+    assert "is not differentiable with respect to argument" in messages[1]
+
+
+def test_hidden_scalar_edge_still_differentiates() -> None:
+    # fmod(x, 2) shows one edge like torch but its gradient is the same
+    x = tp.tensor(X, requires_grad=True)
+    node = tp.fmod(x, 2).grad_fn
+    assert len(node.next_functions) == 1
+    tp.fmod(x, 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(X))

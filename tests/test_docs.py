@@ -66,13 +66,42 @@ def run_document(path: str) -> int:
 def test_doc_python_blocks_run(doc, tmp_path):
     pytest.importorskip("sybil")
     env = dict(os.environ)
-    # a doc block that needs an extension build uses its own cache, never the user's
+    # a doc block that builds a C++ extension gets a fresh cache, unless the caller chose one
     env.setdefault("TORCHPLUG_EXTENSIONS_DIR", str(tmp_path / "ext"))
     proc = subprocess.run(
         [sys.executable, "-W", "error", str(Path(__file__).resolve()), str(doc)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
     )
     assert proc.returncode == 0, f"a code block of {doc.relative_to(ROOT)} failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_runner_runs_blocks_in_order_and_reports_the_failing_one(tmp_path):
+    pytest.importorskip("sybil")
+    doc = tmp_path / "doc.md"
+    doc.write_text(textwrap.dedent("""
+        ```python
+        x = 1
+        ```
+
+        <!-- skip: next "shows a file, not a step" -->
+        ```python
+        raise SystemExit("a skipped block must not run")
+        ```
+
+        ```sh
+        exit 1
+        ```
+
+        ```python
+        assert x == 2, "x is 1"
+        ```
+    """), encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(doc)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1
+    assert "doc.md, line 2: ok" in proc.stdout
+    assert "skipped: shows a file, not a step" in proc.stdout
+    assert "doc.md, line 15: FAILED" in proc.stdout and "AssertionError: x is 1" in proc.stderr
 
 
 def test_skips_are_few_and_give_a_reason():

@@ -354,3 +354,61 @@ def test_complex_normal_rand_and_errors():
         tp.empty(3, dtype=tp.complex64).normal_(0.0, -1.0)
     assert str(got.value) == str(expected.value)
     assert tp.randn(2, 3, dtype=tp.complex64, device="meta").shape == (2, 3)
+
+
+# ---- optimizers on complex parameters -------------------------------------------------------------------
+OPTIMIZERS = [
+    ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.05)), ("Adam", dict(lr=0.05, amsgrad=True, weight_decay=0.1)), ("AdamW", dict(lr=0.05)),
+    ("RMSprop", dict(lr=0.01)), ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)), ("Adagrad", dict(lr=0.1)),
+    ("Adadelta", dict(lr=1.0)), ("Adamax", dict(lr=0.05)), ("ASGD", dict(lr=0.05, t0=2)), ("NAdam", dict(lr=0.05)),
+    ("RAdam", dict(lr=0.05)), ("Rprop", dict(lr=0.05)), ("LBFGS", dict(lr=0.5, max_iter=3)),
+]
+
+
+def _trajectory(m, name, kwargs, steps=6):
+    w0 = _rand((3, 2), 11)
+    x = m.tensor(_rand((2, 4), 12))
+    y = m.tensor(_rand((3, 4), 13))
+    b = m.tensor(_rand((3,), 14, "float64"), requires_grad=True)  # a real parameter beside the complex one
+    w = m.tensor(w0.copy(), requires_grad=True)
+    opt = getattr(m.optim, name)([w, b], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((w @ x - y).abs() ** 2).sum() + (b ** 2).sum() + (w.real * b[:, None]).sum()
+        loss.backward()
+        return loss
+
+    values = []
+    for _ in range(steps):
+        opt.step(closure) if name == "LBFGS" else (closure(), opt.step())
+        values.append(np.asarray(w.detach().tolist()))
+    states = {k: str(v.dtype).split(".")[-1] for k, v in opt.state[w].items() if hasattr(v, "dtype") and v.dim()}
+    return np.array(values), np.asarray(b.detach().tolist()), states
+
+
+@pytest.mark.parametrize("name, kwargs", OPTIMIZERS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)])
+def test_optimizer_trajectories_on_complex_params_match_torch(name, kwargs):
+    ours, b_ours, states_ours = _trajectory(tp, name, kwargs)
+    theirs, b_theirs, states_theirs = _trajectory(torch, name, kwargs)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(b_ours, b_theirs, rtol=1e-9, atol=1e-10)
+    assert states_ours == states_theirs  # per-element state stays complex, as torch keeps it
+
+
+@pytest.mark.parametrize("name", ["Adafactor", "SparseAdam"])
+def test_optimizers_without_complex_support_refuse_like_torch(name):
+    kwargs = {"lr": 0.01}
+
+    def run(m):
+        w = m.zeros(2, 2, dtype=m.complex64, requires_grad=True)
+        opt = getattr(m.optim, name)([w], **kwargs)
+        (w.abs() ** 2).sum().backward()
+        opt.step()
+
+    with pytest.raises(Exception) as expected:
+        run(torch)
+    with pytest.raises(type(expected.value)) as got:
+        run(tp)
+    assert str(got.value).split(":")[0] == str(expected.value).split(":")[0]

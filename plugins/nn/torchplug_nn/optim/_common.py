@@ -11,7 +11,7 @@ from torchplug._tensor import Tensor
 from .. import _grad
 
 __all__ = ["eval_closure", "check_lr", "check_hyperparameters", "lr_value", "scalar_dtype", "scalar_tensor",
-           "check_real", "params_with_grad", "set_group_defaults", "tensorize_scalar_state"]
+           "params_with_grad", "real_views", "set_group_defaults", "tensorize_scalar_state"]
 
 
 def eval_closure(closure: Any) -> Any:
@@ -78,13 +78,19 @@ def scalar_tensor(value: float) -> Tensor:
     return torchplug.tensor(value, dtype=scalar_dtype())
 
 
-def check_real(param: Tensor, name: str) -> None:
-    """Refuse complex parameters: PyTorch updates them through ``view_as_real``, which torchplug lacks."""
-    if param.is_complex():
-        raise RuntimeError(
-            f"{name}: complex parameters are not supported in torchplug (PyTorch updates them through "
-            f"torch.view_as_real, which torchplug does not provide); got a parameter of dtype {param.dtype}. "
-            "Optimize the real and imaginary parts as two real parameters instead.")
+def real_views(param: Tensor, grad: Tensor, state: dict[str, Any], *keys: str) -> tuple[Any, ...]:
+    """``(param, grad, state[key], ...)`` for one update (``None`` for a missing key).
+
+    A complex parameter is updated as PyTorch does: through ``view_as_real`` of the parameter, its
+    gradient and its state, so element-wise rules see the real and imaginary parts as separate reals
+    (``exp_avg_sq`` accumulates re(g)^2 and im(g)^2, never the complex g^2). The views share storage,
+    so the updates land in the complex tensors.
+    """
+    tensors = (param, grad, *(state.get(k) for k in keys))
+    if not param.is_complex():
+        return tensors
+    view_as_real = torchplug.view_as_real
+    return tuple(None if t is None else view_as_real(t) for t in tensors)
 
 
 def set_group_defaults(optimizer: Any, **defaults: Any) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+from ._common import (check_hyperparameters, check_lr, eval_closure, lr_value, params_with_grad, real_views,
                       scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
@@ -57,7 +57,6 @@ class Adadelta(Optimizer):
             weight_decay, maximize = group["weight_decay"], group["maximize"]
             for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
-                    check_real(p, "Adadelta")
                     state["step"] = scalar_tensor(0.0)
                     state["square_avg"] = torchplug.zeros_like(p)
                     state["acc_delta"] = torchplug.zeros_like(p)
@@ -66,7 +65,7 @@ class Adadelta(Optimizer):
                     grad = -grad
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                p, grad, square_avg, acc_delta = real_views(p, grad, state, "square_avg", "acc_delta")
                 square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
                 std = square_avg.add(eps).sqrt_()
                 delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)

@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import check_hyperparameters, params_with_grad
+from ._common import check_hyperparameters, params_with_grad, real_views
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["Adam", "AdamW"]
@@ -60,7 +60,8 @@ class Adam(Optimizer):
                         p.mul_(1 - lr * weight_decay)
                     else:
                         grad = grad.add(p, alpha=weight_decay)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                p, grad, exp_avg, exp_avg_sq, max_sq = real_views(p, grad, state, "exp_avg", "exp_avg_sq",
+                                                                  "max_exp_avg_sq")
                 exp_avg.lerp_(grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
                 step = step_t.item()
@@ -69,7 +70,6 @@ class Adam(Optimizer):
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2**0.5
                 if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
                     max_sq.copy_(torchplug.maximum(max_sq, exp_avg_sq))
                     denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 else:

@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+from ._common import (check_hyperparameters, check_lr, eval_closure, lr_value, params_with_grad, real_views,
                       scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
@@ -58,13 +58,12 @@ class Adamax(Optimizer):
             lr, eps, weight_decay, maximize = lr_value(group["lr"]), group["eps"], group["weight_decay"], group["maximize"]
             for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
-                    check_real(p, "Adamax")
                     state["step"] = scalar_tensor(0.0)
                     state["exp_avg"] = torchplug.zeros_like(p)
                     state["exp_inf"] = torchplug.zeros_like(p)
                 if maximize:
                     grad = -grad
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                p, grad, exp_avg, exp_inf = real_views(p, grad, state, "exp_avg", "exp_inf")
                 state["step"].add_(1)
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)

@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+from ._common import (check_hyperparameters, check_lr, eval_closure, lr_value, params_with_grad, real_views,
                       scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
@@ -60,14 +60,14 @@ class ASGD(Optimizer):
             weight_decay, maximize = group["weight_decay"], group["maximize"]
             for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
-                    check_real(p, "ASGD")
                     state["step"] = scalar_tensor(0.0)
                     state["eta"] = scalar_tensor(lr)
                     state["mu"] = scalar_tensor(1.0)
                     state["ax"] = torchplug.zeros_like(p)
                 if maximize:
                     grad = -grad
-                ax, eta, mu = state["ax"], state["eta"], state["mu"]
+                p, grad, ax = real_views(p, grad, state, "ax")
+                eta, mu = state["eta"], state["mu"]
                 state["step"].add_(1)
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)

@@ -7,7 +7,7 @@ from typing import Any
 import torchplug
 from torchplug._tensor import Tensor
 
-from ._common import check_lr, check_real, lr_value
+from ._common import check_lr, lr_value
 from .optimizer import Optimizer, _use_no_grad
 from .. import _grad
 
@@ -160,8 +160,6 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        for p in self._params:
-            check_real(p, "LBFGS")
         self._numel_cache: int | None = None
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -172,7 +170,8 @@ class LBFGS(Optimizer):
 
     def _numel(self) -> int:
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            # a complex parameter is optimized as its real view: two reals per element, as in PyTorch
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel() for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
@@ -182,12 +181,16 @@ class LBFGS(Optimizer):
                 views.append(torchplug.zeros(p.numel(), dtype=p.dtype, device=p.device))
             else:
                 views.append(p.grad.reshape(-1))
+            if views[-1].is_complex():
+                views[-1] = torchplug.view_as_real(views[-1]).reshape(-1)
         return torchplug.cat(views, 0)
 
     def _add_grad(self, step_size: Any, update: Tensor) -> None:
         alpha = step_size.item() if isinstance(step_size, Tensor) else step_size
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = torchplug.view_as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].view_as(p), alpha=alpha)
             offset += numel

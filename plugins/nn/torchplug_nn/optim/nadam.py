@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_hyperparameters, check_lr, check_real, eval_closure, lr_value, params_with_grad,
+from ._common import (check_hyperparameters, check_lr, eval_closure, lr_value, params_with_grad, real_views,
                       scalar_tensor, set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
@@ -65,14 +65,14 @@ class NAdam(Optimizer):
             momentum_decay, decoupled, maximize = group["momentum_decay"], group["decoupled_weight_decay"], group["maximize"]
             for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
-                    check_real(p, "NAdam")
                     state["step"] = scalar_tensor(0.0)
                     state["mu_product"] = scalar_tensor(1.0)
                     state["exp_avg"] = torchplug.zeros_like(p)
                     state["exp_avg_sq"] = torchplug.zeros_like(p)
                 if maximize:
                     grad = -grad
-                exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
+                p, grad, exp_avg, exp_avg_sq = real_views(p, grad, state, "exp_avg", "exp_avg_sq")
+                mu_product = state["mu_product"]
                 state["step"].add_(1)
                 step = state["step"].item()
                 bias_correction2 = 1 - beta2**step

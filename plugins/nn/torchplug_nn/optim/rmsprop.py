@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import check_hyperparameters, params_with_grad
+from ._common import check_hyperparameters, params_with_grad, real_views
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["RMSprop", "Adagrad"]
@@ -47,17 +47,16 @@ class RMSprop(Optimizer):
                     grad = -grad
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
-                square_avg = state["square_avg"]
+                p, grad, square_avg, grad_avg, buf = real_views(p, grad, state, "square_avg", "grad_avg",
+                                                                "momentum_buffer")
                 square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
                 if centered:
-                    grad_avg = state["grad_avg"]
                     grad_avg.lerp_(grad, 1 - alpha)
                     avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
                 else:
                     avg = square_avg.sqrt()
                 avg = avg.add_(eps)
                 if momentum > 0:
-                    buf = state["momentum_buffer"]
                     buf.mul_(momentum).addcdiv_(grad, avg)
                     p.add_(buf, alpha=-lr)
                 else:
@@ -103,7 +102,7 @@ class Adagrad(Optimizer):
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"]
+                p, grad, state_sum = real_views(p, grad, state, "sum")
                 state_sum.addcmul_(grad, grad, value=1)
                 std = state_sum.sqrt().add_(eps)
                 p.addcdiv_(grad, std, value=-clr)

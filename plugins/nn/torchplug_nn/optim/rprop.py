@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import (check_lr, check_real, eval_closure, lr_value, params_with_grad, scalar_tensor,
+from ._common import (check_lr, eval_closure, lr_value, params_with_grad, real_views, scalar_tensor,
                       set_group_defaults, tensorize_scalar_state)
 from .optimizer import Optimizer, _use_no_grad
 
@@ -60,13 +60,14 @@ class Rprop(Optimizer):
             maximize = group["maximize"]
             for p, grad, state in params_with_grad(self, group):
                 if len(state) == 0:
-                    check_real(p, "Rprop")
                     state["step"] = scalar_tensor(0.0)
                     state["prev"] = torchplug.zeros_like(p)
-                    state["step_size"] = torchplug.full_like(grad, lr_value(group["lr"]))
+                    lr = lr_value(group["lr"])
+                    # as PyTorch: a complex parameter's real and imaginary parts each start with step size lr
+                    state["step_size"] = torchplug.full_like(grad, complex(lr, lr) if p.is_complex() else lr)
                 if maximize:
                     grad = -grad
-                prev, step_size = state["prev"], state["step_size"]
+                p, grad, prev, step_size = real_views(p, grad, state, "prev", "step_size")
                 state["step"].add_(1)
                 # Sign agreement with the previous gradient picks the factor: etaplus (same sign), etaminus
                 # (flipped) or 1 (either is zero). Written into ``sign`` itself so it keeps the parameter's dtype.

@@ -159,11 +159,11 @@ def test_resolution_imports_no_other_package() -> None:
     code = (
         "import sys, torchplug\ntorchplug.nn\nbefore = {m.split('.')[0] for m in sys.modules}\n"
         "from torchplug._compat.coverage import coverage\ncoverage()\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} - before))\n"
+        "print('NEW:', sorted({m.split('.')[0] for m in sys.modules} - before))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert done.stdout.strip().splitlines()[-1] == "NEW: []", done.stdout
 
 
 # ---- docs/compat.md -----------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Only failed lookups reach this code: a module's ``__getattr__`` runs when normal lookup fails,
 and Tensor's placeholders exist only for names torchplug lacks, so supported names pay nothing.
 Tensor gets class-level placeholders rather than a ``__getattr__`` because a class with
-``__getattr__`` makes every attribute load on its instances take CPython's slow path.
+``__getattr__`` makes every attribute load on its instances take CPython's slow path; they
+are left out of ``dir(tensor)`` (``dir(torchplug.Tensor)``, the class's own listing, shows them).
 """
 
 from __future__ import annotations

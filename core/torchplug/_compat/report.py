@@ -70,8 +70,9 @@ def markdown_report(rows: Sequence[ModuleCoverage]) -> str:
         "The reference list of PyTorch's names is generated from an installed torch by "
         "`scripts/generate_compat_reference.py` and committed as `core/torchplug/_compat/pytorch_names.json`, "
         "so the comparison runs without torch. A name counts as supported when it resolves on torchplug's "
-        "module (with every plugin and backend of this repository installed); a name torchplug lacks raises "
-        "`AttributeError: torchplug.<name> is not supported yet ...`.",
+        "module (with every plugin and backend of this repository installed); looking up a name torchplug lacks "
+        "raises `AttributeError: torchplug.<name> is not supported yet ...` (an import statement, `import "
+        "torchplug.fft` or `from torchplug.nn import X`, still raises Python's own ImportError).",
         "",
         f"Regenerate this page with `{DOC_COMMAND}`; see the same report (with `--module torch.nn` "
         "or `--json`) at runtime with `python -m torchplug --compat`.",

@@ -9,7 +9,8 @@ addition, because ``torch.__all__`` omits its submodules and names such as
 ``set_grad_enabled``) the names of ``dir()`` that do not start with ``_``, minus what the module
 merely imported: other packages' modules (``os``, ``math``, ``np``), objects defined outside the
 module's own package (``nn.functional.Tensor``, ``handle_torch_function``), typing helpers and
-documentation strings.  ``torch.Tensor``: every attribute of the class not starting with ``_``.
+documentation strings; functions PyTorch removed that stay only to raise are left out.
+``torch.Tensor``: every attribute of the class not starting with ``_``.
 Each name records its kind (module, class, function, method, property, constant) so the
 checks can ask that what torch calls is callable here too.
 """
@@ -34,6 +35,8 @@ TORCH_LOADER_NAMES = {"USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "PRIVA
                       "classproperty", "get_file_path", "prepare_multiprocessing_environment"}
 # Functions PyTorch removed that remain in ``torch``'s dir() only to raise "... is removed" (torch._linalg_utils).
 TORCH_REMOVED_NAMES = {"eig", "lstsq", "matrix_rank", "solve", "symeig"}
+# Tensor methods that only call those removed functions, or raise "... is removed" themselves.
+TENSOR_REMOVED_NAMES = {"eig", "lstsq", "solve", "symeig", "reinforce"}
 
 
 def kind_of(obj: object) -> str:
@@ -102,7 +105,7 @@ def tensor_names() -> dict[str, str]:
 
     names = {}
     for name in dir(torch.Tensor):
-        if name.startswith("_"):
+        if name.startswith("_") or name in TENSOR_REMOVED_NAMES:
             continue
         static = inspect.getattr_static(torch.Tensor, name)
         names[name] = "method" if callable(static) and not hasattr(static, "__set__") else "property"
@@ -127,6 +130,7 @@ def build() -> dict[str, object]:
 
 
 def render(data: dict[str, object]) -> str:
+    """The file's text: stable order, one name per line, so a regenerated file diffs by name."""
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
 

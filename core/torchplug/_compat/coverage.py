@@ -31,17 +31,21 @@ class ModuleCoverage:
 
     @property
     def torchplug_module(self) -> str:
+        """torchplug's name for the module (``torchplug.nn`` for ``torch.nn``)."""
         return torchplug_name(self.torch_module)
 
     @property
     def total(self) -> int:
+        """How many public names PyTorch's module has."""
         return len(self.supported) + len(self.missing)
 
     @property
     def percent(self) -> float:
+        """The share of them torchplug provides, in percent."""
         return 100.0 * len(self.supported) / self.total if self.total else 100.0
 
     def as_dict(self) -> dict[str, Any]:
+        """The row as ``--json`` prints it."""
         return {"torch_module": self.torch_module, "torchplug_module": self.torchplug_module,
                 "supported": len(self.supported), "total": self.total, "percent": round(self.percent, 1),
                 "problem": self.problem, "supported_names": list(self.supported), "missing_names": list(self.missing)}

@@ -492,3 +492,93 @@ def test_from_numpy_storage_spans_the_strided_buffer(make):
     assert ours.storage_offset() == theirs.storage_offset() and ours.stride() == theirs.stride()
     arr[(0,) * arr.ndim] = 42.0  # still shared both ways
     assert ours.flatten()[0].item() == 42.0
+
+
+# ---- the public surface: out= where torch has it, no names torch lacks -------------------------------------------
+_X = np.arange(9.0).reshape(3, 3)
+# torch functions whose docstring does not say whether they take out=: the verdict comes from calling them
+_OUT_CALLS = {
+    "absolute": lambda m, x, o: m.absolute(x, out=o), "arccos": lambda m, x, o: m.arccos(x, out=o),
+    "arccosh": lambda m, x, o: m.arccosh(x, out=o), "arcsin": lambda m, x, o: m.arcsin(x, out=o),
+    "arcsinh": lambda m, x, o: m.arcsinh(x, out=o), "arctan": lambda m, x, o: m.arctan(x, out=o),
+    "arctan2": lambda m, x, o: m.arctan2(x, x, out=o), "arctanh": lambda m, x, o: m.arctanh(x, out=o),
+    "argmax": lambda m, x, o: m.argmax(x, out=o.long()), "argmin": lambda m, x, o: m.argmin(x, out=o.long()),
+    "clamp_max": lambda m, x, o: m.clamp_max(x, 0.5, out=o), "clamp_min": lambda m, x, o: m.clamp_min(x, 0.5, out=o),
+    "diag_embed": lambda m, x, o: m.diag_embed(x, out=o), "diagflat": lambda m, x, o: m.diagflat(x, out=o),
+    "diagonal_scatter": lambda m, x, o: m.diagonal_scatter(x, x[0], out=o),
+    "dist": lambda m, x, o: m.dist(x, x, out=o), "flip": lambda m, x, o: m.flip(x, [0], out=o),
+    "index_add": lambda m, x, o: m.index_add(x, 0, m.tensor([0]), x[:1], out=o),
+    "index_copy": lambda m, x, o: m.index_copy(x, 0, m.tensor([0]), x[:1], out=o),
+    "index_reduce": lambda m, x, o: m.index_reduce(x, 0, m.tensor([0]), x[:1], "prod", out=o),
+    "nansum": lambda m, x, o: m.nansum(x, out=o), "prod": lambda m, x, o: m.prod(x, 0, out=o),
+    "put": lambda m, x, o: m.put(x, m.tensor([0]), x[0, :1], out=o), "rot90": lambda m, x, o: m.rot90(x, out=o),
+    "scatter": lambda m, x, o: m.scatter(x, 0, m.tensor([[0]]), x[:1, :1], out=o),
+    "scatter_add": lambda m, x, o: m.scatter_add(x, 0, m.tensor([[0]]), x[:1, :1], out=o),
+    "scatter_reduce": lambda m, x, o: m.scatter_reduce(x, 0, m.tensor([[0]]), x[:1, :1], "sum", out=o),
+    "select_scatter": lambda m, x, o: m.select_scatter(x, x[0], 0, 0, out=o),
+    "slice_scatter": lambda m, x, o: m.slice_scatter(x, x, out=o), "sum": lambda m, x, o: m.sum(x, 0, out=o),
+    "take": lambda m, x, o: m.take(x, m.tensor([0]), out=o), "tensordot": lambda m, x, o: m.tensordot(x, x, out=o),
+    "true_divide": lambda m, x, o: m.true_divide(x, x, out=o),
+}
+
+
+def _accepts_out(module, name):
+    try:
+        _OUT_CALLS[name](module, module.tensor(_X), module.empty(0, dtype=module.float64))
+    except TypeError as e:
+        assert "out" in str(e), e
+        return False
+    except RuntimeError:  # the keyword was taken; the call failed later (an out dtype check)
+        return True
+    return True
+
+
+def _public_out_functions():
+    import inspect
+
+    names = []
+    for name in sorted(dir(tp)):
+        fn = getattr(tp, name)
+        if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+            continue
+        try:
+            if "out" in inspect.signature(fn).parameters:
+                names.append(name)
+        except (TypeError, ValueError):
+            continue
+    return names
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_out_keyword_exactly_where_torch_has_it():
+    unverified, extra = [], []
+    for name in _public_out_functions():
+        doc = getattr(torch, name).__doc__ or ""
+        if "out=" in doc or "out (Tensor" in doc or "out (tuple" in doc:
+            continue  # torch documents out=
+        if name not in _OUT_CALLS:
+            unverified.append(name)
+        elif not _accepts_out(torch, name):
+            extra.append(name)
+    assert not unverified, f"add a call to _OUT_CALLS to check torch's out= for: {unverified}"
+    assert not extra, f"torchplug takes out= where torch does not: {extra}"
+    for name in _OUT_CALLS:  # and the other way: torchplug rejects it with torch's TypeError
+        if not _accepts_out(torch, name):
+            with pytest.raises(TypeError, match=f"{name}\\(\\) got an unexpected keyword argument 'out'"):
+                _OUT_CALLS[name](tp, tp.tensor(_X), tp.empty(0))
+
+
+# torchplug's own API (plugins, introspection) and per-backend device-copy methods (t.meta(), t.mps(), as torch
+# generates t.<backend>() for a renamed privateuse1 backend)
+# (nn_functional_impl: the core module behind torchplug.nn.functional, which the nn plugin imports by name)
+_OWN_NAMES = {"Backend", "explain", "get_printoptions", "hookspecs", "list_ops", "plugins", "nn_functional_impl"}
+_OWN_METHODS = {"meta", "mps"}
+
+
+def test_no_public_names_torch_lacks():
+    extra = sorted(n for n in dir(tp) if not n.startswith("_") and not hasattr(torch, n) and n not in _OWN_NAMES)
+    assert not extra, f"public torchplug names torch does not have: {extra}"
+    methods = sorted(n for n in dir(tp.Tensor)
+                     if not n.startswith("_") and not hasattr(torch.Tensor, n) and n not in _OWN_METHODS)
+    assert not methods, f"public Tensor methods torch does not have: {methods}"
+    assert tp.ops.aten.slice.Tensor(tp.arange(6), 0, 1, 4).tolist() == [1, 2, 3]  # still reachable as an aten op

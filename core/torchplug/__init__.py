@@ -159,3 +159,6 @@ def __getattr__(name: str) -> object:
     value = _resolve_exposed(name)
     globals()[name] = value  # cached: later lookups are plain attribute hits (dropped if the plugin unloads)
     return value
+
+
+del annotations  # the __future__ import binds this name; it is not part of the torch API

@@ -157,8 +157,9 @@ def msort(self: Tensor) -> Tensor:
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "positive": ("CompositeImplicitAutograd", positive),
     "float_power.Tensor_Tensor": ("CompositeImplicitAutograd", float_power),
-    "clamp_min": ("CompositeImplicitAutograd", _clamp_one("min")),
-    "clamp_max": ("CompositeImplicitAutograd", _clamp_one("max")),
+    # explicit: one ClampMin/ClampMaxBackward node with its own formula, as PyTorch records
+    "clamp_min": ("CompositeExplicitAutograd", _clamp_one("min")),
+    "clamp_max": ("CompositeExplicitAutograd", _clamp_one("max")),
     "isclose": ("CompositeImplicitAutograd", isclose),
     "allclose": ("CompositeImplicitAutograd", allclose),
     "equal": ("CompositeImplicitAutograd", equal),

@@ -860,9 +860,15 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     a = x1 if x1.dtype.is_floating_point or x1.dtype.is_complex else A._to_copy(x1, dtype=common)
     b = x2 if x2.dtype.is_floating_point or x2.dtype.is_complex else A._to_copy(x2, dtype=common)
     shape = S_broadcast(list(a.shape), list(b.shape))
-    a, b = A.expand(a, shape), A.expand(b, shape)
-    na = A.clamp(vector_norm(a, 2, dim, True), eps)
-    nb = A.clamp(vector_norm(b, 2, dim, True), eps)
+    if list(a.shape) != list(b.shape):  # ATen's expand_outplace: both, unless the shapes are equal
+        a, b = A.expand(a, shape), A.expand(b, shape)
+    # ATen's cosine_similarity: the norms are cloned and clamped in place without recording, so the
+    # gradient ignores the clamp (the graph: Sum(Mul(Div(x1, Clone(LinalgVectorNorm)), ...)))
+    na = A.clone(A.linalg_vector_norm(a, 2, [dim], True))
+    nb = A.clone(A.linalg_vector_norm(b, 2, [dim], True))
+    with _no_grad():
+        A.clamp_min_(na, eps)
+        A.clamp_min_(nb, eps)
     return A.sum(A.mul(A.div(a, na), A.div(b, nb)), [dim])
 
 
@@ -883,7 +889,7 @@ def S_broadcast(a: list[int], b: list[int]) -> list[int]:
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     out_dim = max(x1.dim(), x2.dim())
     inner = out_dim - 1
-    return vector_norm(A.add(A.sub(x1, x2), eps), p, inner, keepdim)
+    return A.linalg_vector_norm(A.add(A.sub(x1, x2), eps), p, [inner], keepdim)  # ATen: at::norm(x1 - x2 + eps, p, ...)
 
 
 # op name -> (key, kernel): registered by the core at import, attributed to "torchplug core".
@@ -902,6 +908,15 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "adaptive_max_pool1d": (_I, adaptive_max_pool1d),
     "softmax.int": (_I, softmax),
     "log_softmax.int": (_I, log_softmax),
+def _no_grad() -> Any:
+    import contextlib
+
+    import torchplug
+
+    no_grad = getattr(torchplug, "no_grad", None)
+    return no_grad() if no_grad is not None else contextlib.nullcontext()  # no autograd plugin: nothing records
+
+
     "layer_norm": (_I, layer_norm),
     "batch_norm": (_I, batch_norm),
     "instance_norm": (_I, instance_norm),

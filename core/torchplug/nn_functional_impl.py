@@ -561,7 +561,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(input.dtype)}"
         )
-    denom = A.expand(A.clamp(vector_norm(input, p, dim, True), eps), list(input.shape))
+    # torch: input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    denom = A.expand(A.clamp_min(A.linalg_vector_norm(input, p, [dim], True), eps), list(input.shape))
     if out is None:
         return A.div(input, denom)
     return A["div.out"](input, denom, out=out)

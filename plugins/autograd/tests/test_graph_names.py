@@ -103,6 +103,12 @@ GRAPH_CASES = {
     "log1p": (lambda T, x: T.log1p(x.abs()), (X,)),
     "max_pool2d": (lambda T, x: _F(T).max_pool2d(x.view(1, 1, 4, 5), 2), (X,)),
     "add_scalar": (lambda T, x: x + 2, (X,)),
+    "clamp_min_scalar": (lambda T, x: x.clamp_min(0.1), (X,)),
+    "clamp_max_tensor": (lambda T, x, y: T.clamp_max(x, y), (X, Y)),
+    "clamp_min_inplace": (lambda T, x: (x * 1).clamp_min_(0.1), (X,)),
+    "fmod_inplace": (lambda T, x: (x * 1).fmod_(2), (X,)),
+    "normalize": (lambda T, x: _F(T).normalize(x, dim=1), (X,)),
+    "cosine_similarity": (lambda T, x, y: _F(T).cosine_similarity(x, y), (X, Y)),
 }
 
 
@@ -132,7 +138,8 @@ OPINFO_OPS = (
     "nn.functional.unfold", "nn.functional.fold", "nn.functional.conv2d", "nn.functional.max_pool1d",
     "sum", "mean", "prod", "max", "min", "pow", "fmod", "remainder", "div", "round", "clamp", "lerp", "xlogy",
     "copysign", "log1p", "deg2rad", "rad2deg", "squeeze", "scatter.value", "masked_fill", "sort", "median.dim",
-    "nanmedian.dim", "reshape", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "nanmedian.dim", "reshape", "square", "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.svdvals",
+    "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 
@@ -194,6 +201,11 @@ LOSS_CASES = {
             x, p, weight=T.tensor(W[:x.shape[1]]), pos_weight=T.tensor(W[::-1][:x.shape[1]].copy())), (X, P)),
     "mse_broadcast_target": (lambda T, x, y: _F(T).mse_loss(x, y[:1]), (X, Y)),
     "celu": (lambda T, x: _F(T).celu(x, 0.7), (X,)),
+    # zero and tiny rows: PyTorch's gradient ignores the eps clamp (the norms are clamped unrecorded)
+    "cosine_similarity_degenerate": (lambda T, x, y: _F(T).cosine_similarity(x, y),
+                                     (np.vstack([X[:2], np.zeros((1, 5)), X[3:] * 1e-9]), Y)),
+    "normalize_degenerate": (lambda T, x: _F(T).normalize(x), (np.vstack([X[:2], np.zeros((1, 5)), X[3:] * 1e-9]),)),
+    "clamp_min_tensor": (lambda T, x, y: T.clamp_min(x, y), (X, Y)),
 }
 
 

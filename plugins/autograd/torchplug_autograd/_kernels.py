@@ -351,6 +351,17 @@ def _variant_expr(entry: OperatorEntry, cls: type[G.Node], diff: list[int], ns: 
     return expr
 
 
+def _variant_chooser(entry: OperatorEntry, cls: type[G.Node], diff: list[int]) -> Callable[..., Any] | None:
+    """``choose(*args) -> node class`` for the generic (in-place) kernels of ops with name variants."""
+    if entry.name not in VARIANTS:
+        return None
+    ns = dict(_GLOBALS)
+    ns["_Node"] = cls
+    expr = _variant_expr(entry, cls, diff, ns)
+    params = ", ".join(_pyname(a.name) for a in entry.schema.arguments)
+    return eval(compile(f"lambda {params}: {expr}", f"<autograd variants {entry.name}>", "eval"), ns)
+
+
 def _saver(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     """``saver(orig_self, result, *args) -> (saved, versions)`` for the generic (in-place) kernels."""
     names = [_pyname(a.name) for a in entry.schema.arguments]
@@ -386,6 +397,7 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
     saver = _saver(source, rule)
     n_out, _ = _outputs(source, rule)
     cls = node_class(rule, entry, saver.result_slots, 1)
+    choose = _variant_chooser(source, cls, diff)
     needs_orig = any(s == "self" for s in rule.saves)
     call = redispatcher(entry)
     clone = DISPATCHER.entry("aten::clone").call
@@ -418,7 +430,7 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
             tls.mask = old
         if self._dtype not in DIFF_DTYPES:
             return result
-        node = cls()
+        node = cls() if choose is None else choose(*args)()
         node._next = tuple(edges)
         node._saved, versions = saver(orig, self, *args)
         if any(v is not None for v in versions):

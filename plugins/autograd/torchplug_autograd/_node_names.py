@@ -17,14 +17,22 @@ for them (``torch.fmod(x, 2)`` records ``FmodBackward0`` with one entry in ``nex
 
 from __future__ import annotations
 
-__all__ = ["OVERLOAD_NUMBERS", "VARIANTS", "node_name"]
+__all__ = ["NAMES", "OVERLOAD_NUMBERS", "VARIANTS", "node_name"]
+
+# Ops whose node PyTorch names after the op it computes them with (linalg_inv calls linalg_inv_ex,
+# square is pow(self, 2)).
+NAMES: dict[str, str] = {
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0", "linalg_svdvals": "LinalgSvdBackward0",
+    "linalg_eigvalsh": "LinalgEighBackward0", "square": "PowBackward0",
+}
 
 # PyTorch's k in <Name>Backward<k> where it is not 0 (from derivatives.yaml's order of overloads).
 OVERLOAD_NUMBERS: dict[str, int] = {
     "acosh_": 1, "asinh_": 1, "atanh_": 1, "bernoulli_.float": 2, "celu_": 1, "clamp": 1, "elu_": 1,
     "fill_.Scalar": 2, "fill_.Tensor": 3, "index_fill.int_Tensor": 1, "leaky_relu_": 1, "lerp.Tensor": 1,
     "masked_fill.Tensor": 1, "max": 1, "median.dim": 1, "min": 1, "nanmedian.dim": 1, "pow.Tensor_Tensor": 1,
-    "scatter.value": 1, "threshold_": 1, "random_": 2, "random_.to": 1,
+    "scatter.value": 1, "threshold_": 1, "random_": 2, "random_.to": 1, "clamp_min": 1, "clamp_max": 1,
 }
 
 _NUMBER = "other.__class__ is not _Tensor"  # a Python number where PyTorch's overload takes a Scalar
@@ -35,7 +43,7 @@ VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
     "aten::mean": (("dim is not None", "MeanBackward1", ()),),
     "aten::prod": (("dim is not None", "ProdBackward1", ()),),
     "aten::div.Tensor": (("rounding_mode is not None", "DivBackward2", ()),),
-    "aten::round": (("decimals != 0", "RoundBackward1", ()),),
+    "aten::round": (("decimals is not None", "RoundBackward1", ()),),
     "aten::sort": (("stable", "SortBackward1", ()),),
     "aten::squeeze": (("dim is not None and len(dim) == 1", "SqueezeBackward1", ()), ("dim is not None", "SqueezeBackward2", ())),
     "aten::pow.Tensor_Tensor": (("exponent.__class__ is not _Tensor", "PowBackward0", ("exponent",)),
@@ -46,12 +54,16 @@ VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
                            ("self.__class__ is not _Tensor", "XlogyBackward1", ("self",))),
     "aten::copysign.Tensor": ((_NUMBER, "CopysignBackward1", ("other",)),),
     "aten::lerp.Tensor": (("weight.__class__ is not _Tensor", "LerpBackward0", ("weight",)),),
+    "aten::clamp_min": (("min.__class__ is not _Tensor", "ClampMinBackward0", ("min",)),),
+    "aten::clamp_max": (("max.__class__ is not _Tensor", "ClampMaxBackward0", ("max",)),),
 }
 
 
 def node_name(op: str) -> str:
     """PyTorch's node name of ``aten::op[.overload]`` (its first variant's, for merged overloads)."""
     key = op.split("::")[-1]
+    if key in NAMES:
+        return NAMES[key]
     base = key.split(".")[0]
     prefix = ("".join(p.title() for p in base.split("_")) + "Backward").replace("ForwardBackward", "Backward")
     return f"{prefix}{OVERLOAD_NUMBERS.get(key, 0)}"

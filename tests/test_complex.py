@@ -412,3 +412,15 @@ def test_optimizers_without_complex_support_refuse_like_torch(name):
     with pytest.raises(type(expected.value)) as got:
         run(tp)
     assert str(got.value).split(":")[0] == str(expected.value).split(":")[0]
+
+
+# ---- printing ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("values, dtype", [
+    ([1 + 2j, 3 - 4j], "complex64"), ([[1 + 2j, 3.5 - 4j], [0j, 1e-5j]], "complex64"), ([1e10 + 1j], "complex128"),
+    (1 + 1j, "complex128"), ([math.nan + 1j, math.inf - 1j, complex(-0.0, -0.0)], "complex64"),
+    ([1 - 0j, 3 - 4j], "complex64"), ([], "complex64"), ([[1e-20 + 1e20j] * 2] * 2, "complex128"),
+])
+def test_complex_printing_matches_torch(values, dtype):
+    arr = np.array(values, dtype=dtype)
+    for make in (lambda m: m.tensor(arr), lambda m: m.tensor(arr).conj(), lambda m: m.tensor(arr, requires_grad=True) * 1):
+        assert repr(make(tp)).replace("torchplug", "torch") == repr(make(torch))

@@ -133,6 +133,28 @@ def test_real_imag_are_writable_views():
     _same(a.conj().imag, b.conj().imag)
 
 
+def test_imag_of_a_conj_view_is_a_negated_view_like_torch():
+    a, b = _pair(Z)
+    ia, ib = a.conj().imag, b.conj().imag
+    assert ia.is_neg() is ib.is_neg() is True and ia._base is a
+    _same(ia, ib)
+    ia[0] = 7.0
+    ib[0] = 7.0
+    ia.mul_(2)
+    ib.mul_(2)
+    _same(a, b)
+    assert a._version == b._version
+    for fa, fb in [(lambda t: t + 1, lambda t: t + 1), (lambda t: t.resolve_neg(), lambda t: t.resolve_neg()),
+                   (lambda t: t[1:], lambda t: t[1:]), (lambda t: -t, lambda t: -t)]:
+        ra, rb = fa(ia), fb(ib)
+        assert ra.is_neg() is rb.is_neg()
+        _same(ra, rb)
+    assert ia.tolist() == ib.tolist()
+    with pytest.raises(RuntimeError, match="^Can't call numpy\\(\\) on Tensor that has negative bit set"):
+        ia.numpy()
+    assert not tp.tensor([1.0]).is_neg() and tp.resolve_neg(a) is a
+
+
 def test_view_as_real_and_complex_share_storage():
     a, b = _pair([[1 + 2j, 3 - 4j], [5j, -1 + 0j]], "complex128")
     ra, rb = tp.view_as_real(a), torch.view_as_real(b)
@@ -294,6 +316,8 @@ INPLACE_VIEW_CASES = [
     ("conj_view_mul_", lambda t: (t.conj().mul_(2 + 1j), t)[1]),
     ("conj_view_returned", lambda t: (lambda y: (y.mul_(2 + 1j), y)[1])(t.conj())),
     ("conj_view_after_base_write", lambda t: (lambda y: (t.mul_(2), y)[1])(t.conj())),
+    ("neg_view_mul_", lambda t: (t.conj().imag.mul_(3), t)[1]),
+    ("neg_view_after_base_write", lambda t: (lambda y: (t.mul_(2j), y * 1)[1])(t.conj().imag)),
 ]
 
 
@@ -307,7 +331,7 @@ def test_gradients_through_inplace_writes_to_complex_views(name, fn):
     (a,), (b,) = _leaves([arr])
     out_a, out_b = fn(a.clone()), fn(b.clone())
     _same(out_a, out_b, rtol=1e-12)
-    go = _rand((3,), 8)
+    go = _rand((3,), 8, "complex128" if out_b.is_complex() else "float64")
     out_a.backward(tp.tensor(go))
     out_b.backward(torch.tensor(go))
     _same(a.grad, b.grad, rtol=1e-12)

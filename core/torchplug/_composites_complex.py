@@ -16,6 +16,9 @@ so a conjugated tensor reaching any op goes through :func:`conjugate_fallback` f
 Every step dispatches normally, so autograd records ``_conj``/``conj_physical`` (whose gradients
 conjugate) and gradients flow through conjugate views.  Backends never see the bit.
 
+The negative bit (the ``Negative`` key, flipped by ``_neg_view``) works the same way with ``neg``
+for the conjugation: ``x.conj().imag`` is such a view of ``x``'s imaginary part, as in PyTorch.
+
 The views and constructors (``view_as_real``, ``view_as_complex``, ``complex``, ``polar``,
 ``angle``, ``conj_physical``) are written over ``view.dtype``, ``select`` and pointwise ops, so
 any backend with the primitive set runs them.
@@ -34,10 +37,11 @@ from ._dispatch import keys as K
 from ._dispatch.tls import tls
 from ._tensor import Tensor
 
-__all__ = ["COMPOSITES", "CONJ_MASK", "complex_random", "conjugate_fallback", "is_conj", "resolve_conj",
-           "VIEW_AS_REAL_CONJ_MESSAGE"]
+__all__ = ["COMPOSITES", "CONJ_MASK", "NEG_MASK", "complex_random", "conjugate_fallback", "negative_fallback",
+           "is_conj", "resolve_conj", "resolve_neg", "VIEW_AS_REAL_CONJ_MESSAGE"]
 
 CONJ_MASK = 1 << K.CONJUGATE_BIT
+NEG_MASK = 1 << K.NEGATIVE_BIT
 
 VIEW_AS_REAL_CONJ_MESSAGE = (
     "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can view "
@@ -57,6 +61,13 @@ def resolve_conj(t: Tensor) -> Tensor:
     return A.conj_physical(A._conj(t))
 
 
+def resolve_neg(t: Tensor) -> Tensor:
+    """``t`` itself if its negative bit is clear, else a new tensor holding its (negated) values."""
+    if not t._keyset & NEG_MASK:
+        return t
+    return A.neg(A._neg_view(t))
+
+
 def complex_random(self: Tensor, fill: Callable[..., Any], *args: Any) -> Tensor:
     """A backend's random fill of a complex tensor, as ATen does it: ``fill`` (the backend's real kernel)
     draws into ``view_as_real(self)``, so the real and imaginary parts interleave in the stream."""
@@ -65,17 +76,29 @@ def complex_random(self: Tensor, fill: Callable[..., Any], *args: Any) -> Tensor
 
 
 # ---- kernels ---------------------------------------------------------------------------------------
-def _conj(self: Tensor) -> Tensor:
-    """An alias of ``self`` with the conjugate bit flipped (real tensors: a plain alias)."""
+_MATH_BITS = CONJ_MASK | NEG_MASK
+
+
+def _flip_alias(self: Tensor, bit: int) -> Tensor:
+    """An alias of ``self`` keeping its math bits, with ``bit`` flipped."""
     old = tls.mask
-    tls.mask = old & ~CONJ_MASK  # the alias below must not come back through the fallback
+    tls.mask = old & ~_MATH_BITS  # the alias below must not come back through a fallback
     try:
         out = A.alias(self)
     finally:
         tls.mask = old
-    bit = (self._keyset & CONJ_MASK) ^ CONJ_MASK if self._dtype.is_complex else 0
-    out._keyset = (out._keyset & ~CONJ_MASK) | bit
+    out._keyset = (out._keyset & ~_MATH_BITS) | ((self._keyset & _MATH_BITS) ^ bit)
     return out
+
+
+def _conj(self: Tensor) -> Tensor:
+    """An alias of ``self`` with the conjugate bit flipped (real tensors: a plain alias)."""
+    return _flip_alias(self, CONJ_MASK if self._dtype.is_complex else 0)
+
+
+def _neg_view(self: Tensor) -> Tensor:
+    """An alias of ``self`` with the negative bit flipped (its values read negated)."""
+    return _flip_alias(self, NEG_MASK)
 
 
 def conj_physical(self: Tensor) -> Tensor:
@@ -176,6 +199,7 @@ def angle(self: Tensor) -> Tensor:
 
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "_conj": ("CompositeExplicitAutograd", _conj),
+    "_neg_view": ("CompositeExplicitAutograd", _neg_view),
     "conj_physical": ("CompositeExplicitAutograd", conj_physical),
     "view_as_real": ("CompositeExplicitAutograd", view_as_real),
     "view_as_complex": ("CompositeExplicitAutograd", view_as_complex),
@@ -185,60 +209,79 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
 }
 
 
-# ---- the conjugate bit's fallback -------------------------------------------------------------------
-_NOT_CONJ = ~CONJ_MASK
+# ---- the math bits' fallbacks ------------------------------------------------------------------------
+class _MathBit:
+    """One lazy math bit (conjugate, negative): its mask, the view op that flips it, and how values resolve.
 
+    ``toggle(t)`` is a view of ``t`` with the bit flipped; ``physical(t)`` applies the operation to
+    the values of a tensor without the bit (``conj_physical``, ``neg``), so a tensor with the bit
+    resolves to ``physical(toggle(t))``.
+    """
 
-def _has_bit(value: Any) -> bool:
-    if isinstance(value, Tensor):
-        return bool(value._keyset & CONJ_MASK)
-    if isinstance(value, (list, tuple)):
-        return any(isinstance(v, Tensor) and v._keyset & CONJ_MASK for v in value)
-    return False
+    def __init__(self, bit: int, toggle_name: str, physical: Callable[[Tensor], Tensor]) -> None:
+        self.mask = 1 << bit
+        self.below = ~self.mask
+        self.toggle_name = toggle_name
+        self.physical = physical
 
+    def toggle(self, t: Tensor) -> Tensor:
+        return getattr(A, self.toggle_name)(t)
 
-def _resolved(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return resolve_conj(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(resolve_conj(v) if isinstance(v, Tensor) else v for v in value)
-    return value
+    def resolve(self, t: Tensor) -> Tensor:
+        return self.physical(self.toggle(t)) if t._keyset & self.mask else t
 
+    def has(self, value: Any) -> bool:
+        if isinstance(value, Tensor):
+            return bool(value._keyset & self.mask)
+        if isinstance(value, (list, tuple)):
+            return any(isinstance(v, Tensor) and v._keyset & self.mask for v in value)
+        return False
 
-def _flip(result: Any) -> Any:
-    if isinstance(result, Tensor):
-        return A._conj(result)
-    if isinstance(result, (list, tuple)):
-        return type(result)(A._conj(r) if isinstance(r, Tensor) else r for r in result)
-    return result
+    def resolved(self, value: Any) -> Any:
+        if isinstance(value, Tensor):
+            return self.resolve(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.resolve(v) if isinstance(v, Tensor) else v for v in value)
+        return value
 
-
-def conjugate_fallback(ks: int, op: Any, *args: Any) -> Any:
-    """The boxed kernel of the ``Conjugate`` key (see the module docstring)."""
-    entry = op._entry
-    schema = entry.schema
-    below = ks & _NOT_CONJ
-    name = schema.name
-    if name == "_conj":
-        return op.redispatch(below, *args)
-    if name == "view_as_real":
-        raise RuntimeError(VIEW_AS_REAL_CONJ_MESSAGE)
-    mutated = schema.mutated_argument_indices
-    view_of = schema.view_of
-    if view_of is not None and not mutated and isinstance(args[view_of], Tensor) and args[view_of]._keyset & CONJ_MASK:
-        # A view of a conjugate view: the same view of the unconjugated alias, conjugated again.
-        new = [(_resolved(a) if i != view_of else A._conj(a)) if _has_bit(a) else a for i, a in enumerate(args)]
-        return _flip(op.redispatch(below, *new))
-    writes = [(i, args[i]) for i in mutated if isinstance(args[i], Tensor) and args[i]._keyset & CONJ_MASK]
-    new = [_resolved(a) if _has_bit(a) else a for a in args]
-    result = op.redispatch(below, *new)
-    for i, target in writes:
-        # The op wrote the conjugated values into a resolved copy: store their conjugate in the base.
-        A.copy_(A._conj(target), A.conj_physical(new[i]))
-    if writes:
-        swap = {id(new[i]): target for i, target in writes}
+    def flipped(self, result: Any) -> Any:
         if isinstance(result, Tensor):
-            return swap.get(id(result), result)
+            return self.toggle(result)
         if isinstance(result, (list, tuple)):
-            return type(result)(swap.get(id(r), r) for r in result)
-    return result
+            return type(result)(self.toggle(r) if isinstance(r, Tensor) else r for r in result)
+        return result
+
+    def fallback(self, ks: int, op: Any, *args: Any) -> Any:
+        """The boxed kernel of this bit's dispatch key (see the module docstring)."""
+        schema = op._entry.schema
+        below = ks & self.below
+        mask = self.mask
+        if schema.name == self.toggle_name:
+            return op.redispatch(below, *args)
+        if schema.name == "view_as_real" and mask == CONJ_MASK:
+            raise RuntimeError(VIEW_AS_REAL_CONJ_MESSAGE)
+        mutated = schema.mutated_argument_indices
+        view_of = schema.view_of
+        if view_of is not None and not mutated and isinstance(args[view_of], Tensor) and args[view_of]._keyset & mask:
+            # A view of a lazy view: the same view of the plain alias, flipped again.
+            new = [(self.resolved(a) if i != view_of else self.toggle(a)) if self.has(a) else a for i, a in enumerate(args)]
+            return self.flipped(op.redispatch(below, *new))
+        writes = [(i, args[i]) for i in mutated if isinstance(args[i], Tensor) and args[i]._keyset & mask]
+        new = [self.resolved(a) if self.has(a) else a for a in args]
+        result = op.redispatch(below, *new)
+        for i, target in writes:
+            # The op wrote the values it sees into a resolved copy: store them, transformed back, in the base.
+            A.copy_(self.toggle(target), self.physical(new[i]))
+        if writes:
+            swap = {id(new[i]): target for i, target in writes}
+            if isinstance(result, Tensor):
+                return swap.get(id(result), result)
+            if isinstance(result, (list, tuple)):
+                return type(result)(swap.get(id(r), r) for r in result)
+        return result
+
+
+CONJUGATE = _MathBit(K.CONJUGATE_BIT, "_conj", lambda t: A.conj_physical(t))
+NEGATIVE = _MathBit(K.NEGATIVE_BIT, "_neg_view", lambda t: A.neg(t))
+conjugate_fallback = CONJUGATE.fallback
+negative_fallback = NEGATIVE.fallback

@@ -209,6 +209,7 @@ def register_core(lib: Library) -> None:
     for name, (key, fn) in _composites_complex.COMPOSITES.items():
         lib.impl(name, fn, key)
     lib.fallback(_composites_complex.conjugate_fallback, "Conjugate", with_keyset=True)
+    lib.fallback(_composites_complex.negative_fallback, "Negative", with_keyset=True)
     for schema, tags, _ in rows:
         full = schema.split("(")[0]
         entry = DISPATCHER.entry(full)

@@ -7,7 +7,7 @@ from typing import Any
 from . import _dtype as D
 from ._backends import backend_for
 from ._device import device
-from ._dispatch.keys import CONJUGATE_BIT
+from ._dispatch.keys import CONJUGATE_BIT, NEGATIVE_BIT
 
 __all__ = ["Tensor", "Storage", "Size", "make_tensor", "autograd_hooks"]
 
@@ -395,13 +395,16 @@ class Tensor:
                     f"can't convert {self._device.type} device type tensor to numpy. "
                     "Use Tensor.cpu() to copy the tensor to host memory first."
                 )
-        if self._keyset & _CONJ_MASK:  # the buffer holds the unconjugated values
-            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
-                               "Use tensor.resolve_conj().numpy() instead.")
+        if self._keyset & _MATH_BITS:  # the buffer holds the values before the lazy conj/neg
+            if self._keyset & _CONJ_MASK:
+                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                                   "Use tensor.resolve_conj().numpy() instead.")
+            raise RuntimeError("Can't call numpy() on Tensor that has negative bit set. "
+                               "Use tensor.resolve_neg().numpy() instead.")
         return backend.to_host(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        if self._keyset & _CONJ_MASK:
+        if self._keyset & _MATH_BITS:
             return self.numpy()  # PyTorch's refusal
         arr = backend_for(self._device.type).to_host(self)
         return arr if dtype is None else arr.astype(dtype, copy=False)
@@ -508,17 +511,19 @@ class Tensor:
         return self._data.__cuda_array_interface__
 
 
-# The Conjugate dispatch key's bit (a lazily conjugated view: its buffer holds unconjugated values).
+# The Conjugate and Negative dispatch keys' bits (lazily conjugated / negated views: the buffer
+# holds the values before that operation).
 _CONJ_MASK = 1 << CONJUGATE_BIT
+_MATH_BITS = _CONJ_MASK | 1 << NEGATIVE_BIT
 
 
 def _resolved(t: Tensor) -> Tensor:
-    """``t``, or its materialised values if it is a conjugate view (for reading its buffer directly)."""
-    if t._keyset & _CONJ_MASK:
-        from ._composites_complex import resolve_conj
+    """``t``, or its materialised values if it is a conjugate or negated view (for reading its buffer directly)."""
+    if t._keyset & _MATH_BITS:
+        from ._composites_complex import resolve_conj, resolve_neg
 
         with _no_grad():
-            return resolve_conj(t)
+            return resolve_neg(resolve_conj(t))
     return t
 
 

@@ -33,12 +33,14 @@ _AUTOCAST_BASE = _AUTOGRAD_BASE + MAX_BACKENDS  # 51..74
 # its fallback resolves or re-views such tensors before autograd records anything (only tensors
 # with the bit carry it, so other calls never see this key).
 CONJUGATE_BIT = _AUTOCAST_BASE + MAX_BACKENDS  # 75
+NEGATIVE_BIT = CONJUGATE_BIT + 1  # the negative bit of a lazily negated view (``x.conj().imag``), likewise
 
 FUNCTIONALITY_BITS = {
     "BackendSelect": BACKEND_SELECT_BIT,
     "Python": PYTHON_BIT,
     "ADInplaceOrView": AD_INPLACE_OR_VIEW_BIT,
     "Conjugate": CONJUGATE_BIT,
+    "Negative": NEGATIVE_BIT,
 }
 
 

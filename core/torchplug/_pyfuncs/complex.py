@@ -2,8 +2,7 @@
 
 ``conj()`` of a complex tensor is a lazy conjugate view (the conjugate bit, see
 ``torchplug._composites_complex``); of any other tensor it is the tensor itself, as in PyTorch.
-There is no negative bit: ``resolve_neg`` is the identity and ``is_neg`` is always False, so
-``x.conj().imag`` is a new tensor rather than a negated view of ``x``'s imaginary part.
+``x.conj().imag`` is a lazily negated view of ``x``'s imaginary part (the negative bit).
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._aten import A
-from .._composites_complex import CONJ_MASK, VIEW_AS_REAL_CONJ_MESSAGE, resolve_conj as _resolve_conj
+from .._composites_complex import CONJ_MASK, NEG_MASK, VIEW_AS_REAL_CONJ_MESSAGE, resolve_conj as _resolve_conj
+from .._composites_complex import resolve_neg as _resolve_neg
 from .._tensor import Tensor
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
@@ -48,13 +48,13 @@ def _conj_physical_(self: Tensor) -> Tensor:
 
 
 def is_neg(input: Tensor) -> bool:
-    """Always False: torchplug has no lazy negation bit (negated views are materialised)."""
-    return False
+    """True if ``input`` is a lazily negated view (``x.conj().imag``) whose values are not yet materialised."""
+    return bool(input._keyset & NEG_MASK)
 
 
 def resolve_neg(input: Tensor) -> Tensor:
-    """``input`` itself: torchplug never leaves a negation unresolved."""
-    return input
+    """``input`` if its negative bit is clear, else a new tensor with the negated values."""
+    return _resolve_neg(input)
 
 
 def view_as_real(input: Tensor) -> Tensor:
@@ -78,11 +78,11 @@ def real(input: Tensor) -> Tensor:
 
 
 def imag(input: Tensor) -> Tensor:
-    """The imaginary part as a view sharing storage (of a conjugate view: a new, negated tensor)."""
+    """The imaginary part as a view sharing storage (of a conjugate view: a negated view, ``is_neg()``)."""
     if not input._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     if input._keyset & CONJ_MASK:
-        return A.neg(A.select(A.view_as_real(A._conj(input)), -1, 1))
+        return A._neg_view(A.select(A.view_as_real(A._conj(input)), -1, 1))
     return A.select(A.view_as_real(input), -1, 1)
 
 

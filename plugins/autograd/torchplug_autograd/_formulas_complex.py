@@ -65,6 +65,11 @@ def conj(n, g):
     return (g.conj(),)
 
 
+@rule("_neg_view", name="NegViewBackward0")
+def neg_view(n, g):
+    return (g.neg(),)
+
+
 @rule("conj_physical", name="ConjPhysicalBackward0")
 def conj_physical(n, g):
     return (_conj(g),)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from torchplug._dispatch.keys import CONJUGATE_BIT
+from torchplug._dispatch.keys import CONJUGATE_BIT, NEGATIVE_BIT
 from torchplug._tensor import Tensor
 
 from . import _graph as G
@@ -22,6 +22,7 @@ __all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_
 
 
 _CONJ_MASK = 1 << CONJUGATE_BIT
+_NEG_MASK = 1 << NEGATIVE_BIT
 
 
 def _T() -> Any:
@@ -76,16 +77,19 @@ class AsStridedView(G.Node):
     """The history of a view whose base was modified in place: a strided view of the base's history.
 
     ``mode`` handles views of another dtype (the real parts of a complex base and the reverse), and
-    ``conj`` conjugate views (``x.conj()``), whose gradient is conjugated on its way to the base.
+    ``conj``/``neg`` conjugate and negated views (``x.conj()``, ``x.conj().imag``), whose gradient is
+    conjugated / negated on its way to the base.
     """
 
-    __slots__ = ("base_geom", "view_geom", "mode", "conj")
+    __slots__ = ("base_geom", "view_geom", "mode", "conj", "neg")
     _name = "AsStridedBackward0"
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
         g = grads[0]
         if self.conj:
             g = g.conj_physical()
+        if self.neg:
+            g = g.neg()
         if self.mode == 1:
             return (_T().view_as_complex(as_strided_backward(g, _real_geom(self.base_geom), self.view_geom)),)
         if self.mode == 2:
@@ -143,6 +147,7 @@ def _view_node(view: Tensor, base: Tensor) -> AsStridedView:
     node.view_geom = _geometry(view)
     node.mode = _dtype_mode(view, base)
     node.conj = bool(view._keyset & _CONJ_MASK)
+    node.neg = bool(view._keyset & _NEG_MASK)
     node._shape = view._data.shape
     node._dtype = view._dtype
     return node

@@ -582,3 +582,23 @@ def test_no_public_names_torch_lacks():
                      if not n.startswith("_") and not hasattr(torch.Tensor, n) and n not in _OWN_METHODS)
     assert not methods, f"public Tensor methods torch does not have: {methods}"
     assert tp.ops.aten.slice.Tensor(tp.arange(6), 0, 1, 4).tolist() == [1, 2, 3]  # still reachable as an aten op
+
+
+# ---- the meta backend raises what torch's cpu kernels raise ----------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda L, mk: L.argmax(mk(2, 3, dtype="bool")), lambda L, mk: L.argmin(mk(2, 3, dtype="bool"), 1, True),
+    lambda L, mk: L.amin(mk(0, 3)), lambda L, mk: L.amax(mk(0, 3), []), lambda L, mk: L.amax(mk(0, 3), 0),
+    lambda L, mk: L.argmax(mk(0, 3), 0),
+])
+def test_meta_reduction_errors_match_torch_cpu(call):
+    def maker(L, device):
+        return lambda *shape, dtype="float32": L.empty(*shape, dtype=getattr(L, dtype), device=device)
+
+    _same_error(lambda: call(tp, maker(tp, "meta")), lambda: call(torch, maker(torch, "cpu")))
+
+
+def test_meta_any_all_shapes_match_torch():
+    for fn in (lambda L, m: L.any(m, 1), lambda L, m: L.any(m, (0, 2), True), lambda L, m: L.all(m.to(L.uint8), 0)):
+        ours = fn(tp, tp.empty(2, 3, 4, device="meta"))
+        theirs = fn(torch, torch.empty(2, 3, 4, device="meta"))
+        assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype)[-5:] == str(theirs.dtype)[-5:]

@@ -57,6 +57,12 @@ def _reduce(self: C.Tensor, dim: Any, keepdim: bool, name: str, needs_identity: 
     size = C.shape(self)
     mask = C.reduce_dims(dim, len(size))
     if needs_identity:
+        if name in ("argmax", "argmin") and self._dtype is D.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if name in ("amax", "amin") and not dim and any(s == 0 for s in size):
+            # every dim reduced (dim=None or []): torch cpu's check for an unspecified dim
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
         if dim is None and any(s == 0 for s in size):
             # argmax/argmin over a flattened empty tensor
             raise IndexError(

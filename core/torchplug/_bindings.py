@@ -454,19 +454,17 @@ def _T(self: Tensor) -> Tensor:
     return self if n < 2 else A.permute(self, list(range(n - 1, -1, -1)))
 
 
-def _random_(self: Tensor, from_: Any = None, to: Any = None, *, generator: Any = None) -> Tensor:
-    if from_ is not None and to is None:
+_NO_TO = object()  # random_(from, None) (up to the dtype's top) differs from random_(to)
+
+
+def _random_(self: Tensor, from_: Any = None, to: Any = _NO_TO, *, generator: Any = None) -> Tensor:
+    """``random_()`` (every integer the dtype holds exactly), ``random_(to)``, ``random_(from, to)``."""
+    if to is _NO_TO:
+        if from_ is None:
+            return A["random_"](self, generator=generator)
         from_, to = 0, from_
-    if from_ is None:
+    elif from_ is None:
         from_ = 0
-        # PyTorch's default range: every integer the dtype represents exactly.
-        mantissa = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
-        if self._dtype.name in mantissa:
-            to = 2 ** mantissa[self._dtype.name] + 1
-        elif self._dtype is not D.bool_:
-            to = D.iinfo(self._dtype).max + 1
-        else:
-            to = 2
     return A["random_.from"](self, int(from_), to, generator=generator)
 
 

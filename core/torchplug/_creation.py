@@ -438,20 +438,51 @@ def randperm(n: int, *, generator: Generator | None = None, out: Any = None, dty
     return _factory_direct(lambda: result, out, requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
-    return rand(list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device, requires_grad=requires_grad)
+def _empty_preserving(input: Tensor, dtype: Any, device: Any) -> Tensor:
+    """``empty_like(input)`` with ``preserve_format``: the input's strides when it is non-overlapping
+    and dense, else contiguous, so a random fill visits elements in torch's order."""
+    shape, strides = list(input.shape), list(input.stride())
+    dense, expected = True, 1
+    for d in sorted(range(len(shape)), key=lambda d: strides[d]):
+        if shape[d] == 1:
+            continue
+        if strides[d] != expected:
+            dense = False
+            break
+        expected *= shape[d]
+    dt = _opt_dtype(dtype) or input.dtype
+    dev = device or input.device
+    if dense and input.numel() > 1:
+        return A.empty_strided(shape, strides, dtype=dt, device=dev)
+    return A.empty(shape, dtype=dt, device=dev)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
-    return randn(list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device, requires_grad=requires_grad)
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, **_: Any) -> Tensor:
+    """Uniform samples on [0, 1) shaped (and laid out) like ``input``."""
+    t = _empty_preserving(input, dtype, device)
+    A.uniform_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
 
 
-def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False, **_: Any) -> Tensor:
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, **_: Any) -> Tensor:
+    """Standard normal samples shaped (and laid out) like ``input``."""
+    t = _empty_preserving(input, dtype, device)
+    A.normal_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
+                 dtype: Any = None, device: Any = None, requires_grad: bool = False, **_: Any) -> Tensor:
+    """Integers from ``[low, high)`` shaped (and laid out) like ``input``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, list(input.shape), dtype=_opt_dtype(dtype) or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = _empty_preserving(input, dtype, device)
+    A["random_.from"](t, int(low), int(high), generator=generator)
+    return _finish(t, requires_grad)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None, out: Any = None,

@@ -8,9 +8,8 @@ turns engine words into values, bit for bit as ATen's CPU kernels do) are the cp
 device types get their own ``Generator`` objects of the same kind (their own streams, not their
 PyTorch counterparts' Philox streams); meta draws nothing.
 
-``get_state``/``set_state`` use PyTorch's byte layout (``CPUGeneratorImplState``, 5056 bytes; the
-legacy 5048-byte ``THGeneratorState`` is accepted too), so a state captured in PyTorch can be set
-here and both continue identically.  Like PyTorch, the default generator is seeded from the
+``get_state``/``set_state`` use PyTorch's byte layout (``CPUGeneratorImplState``, 5056 bytes), so
+a state captured in PyTorch can be set here and both continue identically.  Like PyTorch, the default generator is seeded from the
 operating system at start; ``torchplug.Generator()`` starts from PyTorch's fixed default seed.
 """
 
@@ -33,7 +32,7 @@ _UINT64 = 0xFFFF_FFFF_FFFF_FFFF
 # int seeded; uint64 next; uint64 state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid; }
 _HEAD = struct.Struct("<QiiQ")
 _TAIL = struct.Struct("<dddi4x")
-_LEGACY_BYTES = _HEAD.size + 8 * _N + _TAIL.size  # 5048
+_LEGACY_BYTES = _HEAD.size + 8 * _N + _TAIL.size  # THGeneratorState: 5048
 _FLOAT_TAIL = struct.Struct("<f?3x")
 _STATE_BYTES = _LEGACY_BYTES + _FLOAT_TAIL.size  # 5056
 
@@ -50,15 +49,12 @@ def _init_genrand(seed: int) -> np.ndarray:
 
 
 def _as_seed(seed: Any) -> int:
-    """PyTorch's seed conversion: an integer in [-2**63, 2**64), negative ones taken modulo 2**64."""
+    """``Generator.manual_seed``'s conversion: an integer in [-2**63, 2**64), negative ones taken modulo 2**64."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        try:
-            seed = int(seed)
-        except (TypeError, ValueError):
-            raise TypeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
     seed = int(seed)
     if not -(2 ** 63) <= seed <= _UINT64:
-        raise RuntimeError("Overflow when unpacking long long")
+        raise ValueError("Overflow when unpacking long long")
     return seed & _UINT64
 
 
@@ -125,29 +121,21 @@ class Generator:
         return head + words + tail + _FLOAT_TAIL.pack(0.0 if flt is None else flt, flt is not None)
 
     def set_state(self, new_state: Any) -> Generator:
-        """Restore a state from :meth:`get_state` (here or PyTorch's ``get_rng_state``)."""
+        """Restore a state from :meth:`get_state` (here or PyTorch's ``get_rng_state``); the engine
+        fields are checked as PyTorch checks them."""
         raw = _state_buffer(new_state)
-        if len(raw) not in (_LEGACY_BYTES, _STATE_BYTES):
-            raise RuntimeError(
-                f"Expected either a CPUGeneratorImplStateLegacy of size {_LEGACY_BYTES} or a CPUGeneratorImplState "
-                f"of size {_STATE_BYTES} but found the input RNG state size to be {len(raw)}"
-            )
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG state "
+                               f"size to be {len(raw)}")
         seed, left, seeded, nxt = _HEAD.unpack_from(raw, 0)
         key = np.frombuffer(raw, dtype="<u8", count=_N, offset=_HEAD.size).astype(np.uint32)
-        normal_x, normal_y, normal_rho, normal_valid = _TAIL.unpack_from(raw, _HEAD.size + 8 * _N)
+        _x, normal_y, _rho, normal_valid = _TAIL.unpack_from(raw, _HEAD.size + 8 * _N)
         nxt &= 0xFFFF_FFFF
         if not (seeded & 0xFF and 0 < left <= _N and nxt <= _N):
             raise RuntimeError("Invalid mt19937 state")
-        flt = None
-        if len(raw) == _STATE_BYTES:
-            value, valid = _FLOAT_TAIL.unpack_from(raw, _LEGACY_BYTES)
-            flt = float(value) if valid else None
-            dbl = float(normal_y) if normal_valid else None
-        else:
-            # The legacy layout kept Box-Muller's intermediates; PyTorch rebuilds the sine sample.
-            import math
-
-            dbl = normal_rho * math.sin(2.0 * math.pi * normal_x) if normal_valid else None
+        value, valid = _FLOAT_TAIL.unpack_from(raw, _LEGACY_BYTES)
+        flt = float(value) if valid else None
+        dbl = float(normal_y) if normal_valid else None
         with self._lock:
             self._seed = seed
             self._key = key
@@ -214,8 +202,8 @@ def generator_for(dev: Any) -> Generator:
 
 
 def manual_seed(seed: Any) -> Generator:
-    """Seed every default generator; returns the host one."""
-    value = _as_seed(seed)
+    """Seed every default generator (``int(seed)``, as torch.manual_seed); returns the host one."""
+    value = _as_seed(int(seed))
     default_generator.manual_seed(value)
     for gen in _per_device.values():
         gen.manual_seed(value)

@@ -116,6 +116,7 @@ ROWS = (
     "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) | random",
     "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) | random",
     "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor | random",
+    "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!) | random",
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) | random",
     "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor | random",
     "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!) | random",

@@ -555,8 +555,8 @@ def copy_(n, g, dtype, device):
     return n[0] and _zeros(g), gsrc
 
 
-@rule("fill_.Scalar", "zero_", "uniform_", "normal_", "random_.from", "bernoulli_.float", "exponential_", "geometric_",
-      "log_normal_", "cauchy_", inputs="self", name="FillBackward0")
+@rule("fill_.Scalar", "zero_", "uniform_", "normal_", "random_.from", "random_", "bernoulli_.float", "exponential_",
+      "geometric_", "log_normal_", "cauchy_", inputs="self", name="FillBackward0")
 def fill_(n, g):
     return (_zeros(g),)
 

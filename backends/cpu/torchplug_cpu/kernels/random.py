@@ -54,7 +54,6 @@ def _contiguous(data) -> bool:
     return data.flags.c_contiguous
 
 
-_WIDE = ("int64", "float64", "float32", "bfloat16")  # uniform_int_from_to draws random64 for these when the range needs it
 
 
 def _check_float(op: str, dtype: D.dtype) -> None:
@@ -166,11 +165,9 @@ def poisson(self, generator=None):
     rates = _host(self._data)
     if rates.size and not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    order = S.order_view(rates)
-    values = S.fill(generator, S.POISSON, rates.size, p=H.ascontiguousarray(order).reshape(-1))
-    out = H.empty_like(rates)
-    H.copyto(S.order_view(out), values.reshape(order.shape), casting="unsafe")
-    return fresh(np.asarray(out))
+    # _s_poisson_cpu: a contiguous zeros(lambda.sizes()) output, visited in its (C) order
+    values = S.fill(generator, S.POISSON, rates.size, p=H.ascontiguousarray(rates).reshape(-1))
+    return fresh(np.asarray(values.astype(rates.dtype).reshape(rates.shape)))
 
 
 def _int_bounds(dt: D.dtype) -> tuple[int, int]:
@@ -221,8 +218,26 @@ def random_from(self, from_, to=None, generator=None):
         # from = int64 min, to = None: random_full_64_bits_range_kernel
         values = S.integers(generator, n, True, 0, 0)
     else:
-        values = S.integers(generator, n, dt.name in _WIDE and span >= 2 ** 32, span, from_)
+        # uniform_int_from_to_distribution: random64() from a range of 2**28 up (less modulo skew)
+        values = S.integers(generator, n, span >= 2 ** 28, span, from_)
     _store(self, values)
+    return self
+
+
+@TABLE.impl("aten::random_")
+def random_(self, generator=None):
+    dt = self._dtype
+    if dt._category == 3:
+        raise _not_implemented("random_kernel_cpu", dt)
+    # uniform_int_distribution: random64() for int64 and double, random() otherwise, modulo one
+    # past the largest integer the dtype holds exactly (bool: the lowest bit)
+    if dt is D.bool_:
+        modulus = 2
+    elif dt._category == 2:
+        modulus = 2 ** _MANTISSA[dt.name] + 1
+    else:
+        modulus = int(np.iinfo(dt.numpy_dtype).max) + 1
+    _store(self, S.integers(generator, self._data.size, dt.name in ("int64", "float64"), modulus, 0))
     return self
 
 
@@ -240,14 +255,11 @@ def bernoulli(self, generator=None):
     _check_float("bernoulli_tensor_cpu_p_", dt)
     p = _host(self._data)
     _check_p_tensor(p)
-    # empty_like(self).bernoulli_(self): the output keeps p's layout, visited in TensorIterator order
-    order = S.order_view(p)
-    flat = H.ascontiguousarray(order).reshape(-1)
+    # at::bernoulli: a contiguous empty_like(self).bernoulli_(self), visited in the output's (C) order
+    flat = H.ascontiguousarray(p).reshape(-1)
     kind = S.BERN_PD if H.dtype(dt.numpy_dtype) == H.float64 else S.BERN_PF
     values = S.fill(generator, kind, flat.size, p=flat)
-    out = H.empty_like(p)
-    H.copyto(S.order_view(out), values.reshape(order.shape), casting="unsafe")
-    return fresh(np.asarray(out))
+    return fresh(np.asarray(values.astype(p.dtype).reshape(p.shape)))
 
 
 @TABLE.impl("aten::bernoulli_.float")

@@ -33,6 +33,11 @@ def random_(self: C.Tensor, from_: int, to: int | None = None, generator: Any = 
     return self
 
 
+@TABLE.impl("aten::random_")
+def random_default(self: C.Tensor, generator: Any = None) -> C.Tensor:
+    return self
+
+
 @TABLE.impl("aten::bernoulli")
 def bernoulli(self: C.Tensor, generator: Any = None) -> C.Tensor:
     return C.new(C.shape(self), self._dtype)  # contiguous, as torch's meta bernoulli

@@ -59,18 +59,42 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     with _grad.no_grad():
-        lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        # Inverse-CDF sampling: u ~ U(2lo-1, 2hi-1), x = erfinv(u) * std * sqrt(2) + mean.
-        u = torchplug.empty(tensor.shape, dtype=torchplug.float64).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        import numpy as np
-
-        from statistics import NormalDist
-
-        vals = np.asarray(u.tolist(), dtype=np.float64).reshape(-1)
-        nd = NormalDist()
-        out = np.array([nd.inv_cdf(min(max((v + 1) / 2, 1e-16), 1 - 1e-16)) for v in vals]) * std + mean
-        out = np.clip(out, a, b).reshape(tuple(tensor.shape))
-        tensor.copy_(torchplug.tensor(out, dtype=tensor.dtype))
+        # PyTorch 2.13's rejection samplers, step for step, so the draws match torch's: redraw
+        # normals outside [a, b] when most of the mass is inside, else uniforms on [a, b]
+        # accepted against the normal density
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = torchplug.where(mask, torchplug.empty_like(result).normal_(mean, std, generator=generator),
+                                         result)
+            if tensor is not result:
+                tensor.copy_(result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            candidates = torchplug.empty_like(tensor)
+            accept_buf = torchplug.empty_like(tensor)
+            tensor.uniform_(a, b, generator=generator)
+            candidates.copy_(tensor)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+            if pending.any():
+                result = tensor
+                while True:
+                    candidates.uniform_(a, b, generator=generator)
+                    result = torchplug.where(pending, candidates, result)
+                    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                    pending = torchplug.where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates),
+                                              pending)
+                    if not pending.any():
+                        break
+                tensor.copy_(result)
         return tensor
 
 
@@ -177,20 +201,20 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    import numpy as np
-
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flat = torchplug.empty((rows, cols), dtype=torchplug.float64).normal_(0, 1, generator=generator)
-    a = np.asarray(flat.tolist(), dtype=np.float64)
+    # torch's steps: normal_ in the tensor's dtype (the same draws), QR, signs from R's diagonal
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     if rows < cols:
-        a = a.T
-    q, r = np.linalg.qr(a)
-    q = q * np.sign(np.diag(r))
+        flattened.t_()
+    q, r = torchplug.linalg.qr(flattened)
+    d = torchplug.diag(r, 0)
+    q *= d.sign()
     if rows < cols:
-        q = q.T
+        q.t_()
     with _grad.no_grad():
-        tensor.copy_(torchplug.tensor(q * gain, dtype=tensor.dtype).reshape(tensor.shape))
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
     return tensor
 
 

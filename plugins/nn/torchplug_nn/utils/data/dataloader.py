@@ -125,7 +125,8 @@ class DataLoader:
         return _MultiProcessIter(self)
 
     def _shared_seed(self) -> int:
-        return int(torchplug.randint(0, 2**62, (), dtype=torchplug.int64, generator=self.generator).item())
+        # torch's base seed: random_() on an int64 scalar, from the loader's generator
+        return int(torchplug.empty((), dtype=torchplug.int64).random_(generator=self.generator).item())
 
 
 def _pin(data: Any, device: str = "") -> Any:

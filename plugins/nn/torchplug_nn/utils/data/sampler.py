@@ -32,7 +32,8 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator() -> Any:
-    seed = int(torchplug.randint(0, 2**62, (), dtype=torchplug.int64).item())
+    # torch's draw: random_() on an int64 scalar (random64 % 2**63 from the default generator)
+    seed = int(torchplug.empty((), dtype=torchplug.int64).random_().item())
     return torchplug.Generator().manual_seed(seed)
 
 

@@ -168,8 +168,10 @@ def _check_parts(real: Tensor, imag: Tensor, name: str) -> D.dtype:
 
 
 def _from_parts(re: Tensor, im: Tensor, cdtype: D.dtype) -> Tensor:
-    shape = _broadcast_shapes(re.shape, im.shape)
-    out = A.empty(shape, dtype=cdtype, device=re.device)
+    _broadcast_shapes(re.shape, im.shape)  # PyTorch's broadcast error first
+    # The result's layout is the one a binary pointwise op gives these inputs (PyTorch's TensorIterator).
+    layout = A.add(re, im)
+    out = A.empty_strided(list(layout.shape), list(layout.stride()), dtype=cdtype, device=re.device)
     pair = A.view_as_real(out)
     A.copy_(A.select(pair, -1, 0), re)
     A.copy_(A.select(pair, -1, 1), im)

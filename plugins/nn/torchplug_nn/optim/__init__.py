@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adam import Adam, AdamW
@@ -19,4 +19,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD",
-           "LBFGS", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam", "lr_scheduler"]
+           "LBFGS", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]

@@ -10,7 +10,7 @@ from torchplug._tensor import Tensor
 
 from .. import _grad
 
-__all__ = ["eval_closure", "check_lr", "check_hyperparameters", "lr_value", "scalar_dtype", "scalar_tensor",
+__all__ = ["eval_closure", "check_lr", "check_tensor_lr", "check_hyperparameters", "lr_value", "scalar_dtype", "scalar_tensor",
            "params_with_grad", "real_views", "set_group_defaults", "tensorize_scalar_state"]
 
 
@@ -22,10 +22,15 @@ def eval_closure(closure: Any) -> Any:
         return closure()
 
 
-def check_lr(lr: Any, strict: bool = False) -> None:
-    """PyTorch's learning-rate checks: a tensor lr must hold one element; lr >= 0 (> 0 when ``strict``)."""
+def check_tensor_lr(lr: Any) -> None:
+    """A tensor learning rate must hold exactly one element (PyTorch's first check on ``lr``)."""
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
+
+
+def check_lr(lr: Any, strict: bool = False) -> None:
+    """PyTorch's learning-rate checks: a tensor lr must hold one element; lr >= 0 (> 0 when ``strict``)."""
+    check_tensor_lr(lr)
     if not (0.0 < lr if strict else 0.0 <= lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 

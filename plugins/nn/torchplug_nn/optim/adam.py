@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import check_hyperparameters, params_with_grad, real_views
+from ._common import check_hyperparameters, check_lr, params_with_grad, real_views
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["Adam", "AdamW"]
@@ -17,8 +17,7 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: Any = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False, fused: Any = None,
                  decoupled_weight_decay: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         check_hyperparameters(eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,

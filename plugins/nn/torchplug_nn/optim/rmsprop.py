@@ -6,7 +6,7 @@ from typing import Any
 
 import torchplug
 
-from ._common import check_hyperparameters, params_with_grad, real_views
+from ._common import check_hyperparameters, check_lr, params_with_grad, real_views
 from .optimizer import Optimizer, _scalar_state, _use_no_grad
 
 __all__ = ["RMSprop", "Adagrad"]
@@ -16,8 +16,7 @@ class RMSprop(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False, foreach: Any = None,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         check_hyperparameters(eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
@@ -68,8 +67,7 @@ class Adagrad(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: Any = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: Any = None) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         check_hyperparameters(lr_decay=lr_decay, weight_decay=weight_decay,
                               initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,

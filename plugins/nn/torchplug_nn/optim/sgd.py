@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._common import check_tensor_lr
 from .optimizer import Optimizer, _use_no_grad
 
 __all__ = ["SGD"]
@@ -13,6 +14,7 @@ class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach: Any = None,
                  differentiable: bool = False, fused: Any = None) -> None:
+        check_tensor_lr(lr)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:

@@ -670,3 +670,65 @@ ACCEPTED = {
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
 def test_accepted_as_torch_does(name):
     check_same(ACCEPTED[name])
+
+
+# ---- dtypes torch's cpu kernels compute: round(decimals=), scans to bool, the convolution backends ---------------
+def _conv_in(L, dtype, batch=1):
+    return L.ones(batch, 2, 5, dtype=getattr(L, dtype)), L.ones(2, 2, 2, dtype=getattr(L, dtype))
+
+
+def _cplx(L, *shape, dtype="complex64"):
+    n = math.prod(shape)
+    parts = [[(k % 5) - 2.0, ((3 * k) % 7) / 4 - 0.5] for k in range(n)]
+    return L.view_as_complex(L.tensor(parts)).reshape(*shape).to(getattr(L, dtype))
+
+
+KERNEL_DTYPES = {
+    "issue_round_decimals_0_int32": lambda L: L.round(L.tensor([1, 2], dtype=L.int32), decimals=0),
+    "round_decimals_2_int8": lambda L: L.round(L.tensor([1, 2], dtype=L.int8), decimals=2),
+    "round_decimals_0_empty_int64": lambda L: L.round(L.zeros(0, dtype=L.int64), decimals=0),
+    "round_plain_int64_ok": lambda L: L.round(L.tensor([1, 2])),
+    "round_plain_bool": lambda L: L.round(L.tensor([True])),
+    "round_decimals_0_float_ok": lambda L: L.round(L.tensor([1.5, 2.25]), decimals=0),
+    "round_decimals_1_float_ok": lambda L: L.tensor([1.26, 2.25]).round(decimals=1),
+    "round_node_names": lambda L: [type(L.round(L.ones(1, requires_grad=True), **kw).grad_fn).__name__
+                                   for kw in ({}, {"decimals": 0}, {"decimals": 2})],
+    "issue_cumsum_to_bool": lambda L: L.cumsum(L.tensor([1, 2]), 0, dtype=L.bool),
+    "cumprod_float_to_bool": lambda L: L.cumprod(L.tensor([[1.5, INF]]), -1, dtype=L.bool),
+    "cumsum_bool_0d_to_bool_ok": lambda L: L.cumsum(L.tensor(True), 0, dtype=L.bool),
+    "cumprod_empty_to_bool_ok": lambda L: L.cumprod(L.zeros(2, 0), 0, dtype=L.bool),
+    "cumsum_bool_to_int8_ok": lambda L: L.cumsum(L.tensor([True, True]), 0, dtype=L.int8),
+    "issue_conv2d_dilated_int16": lambda L: L.nn.functional.conv2d(
+        L.ones(1, 2, 5, 5, dtype=L.int16), L.ones(2, 1, 2, 2, dtype=L.int16), dilation=2, groups=2),
+    "conv1d_dilated_int64_ok": lambda L: L.nn.functional.conv1d(*_conv_in(L, "int64"), dilation=2),
+    "conv1d_int32_ok": lambda L: L.nn.functional.conv1d(*_conv_in(L, "int32")),
+    "conv1d_bool": lambda L: L.nn.functional.conv1d(*_conv_in(L, "bool")),
+    "conv1d_bool_float_weight": lambda L: L.nn.functional.conv1d(_conv_in(L, "bool")[0], _conv_in(L, "float32")[1]),
+    "conv1d_empty_batch_bool_ok": lambda L: L.nn.functional.conv1d(*_conv_in(L, "bool", 0)),
+    "conv1d_dilated_empty_batch_int8_ok": lambda L: L.nn.functional.conv1d(*_conv_in(L, "int8", 0), dilation=2),
+    "conv3d_bool": lambda L: L.nn.functional.conv3d(L.ones(1, 1, 3, 3, 3, dtype=L.bool),
+                                                    L.ones(1, 1, 2, 2, 2, dtype=L.bool)),
+    "conv_transpose1d_int8": lambda L: L.nn.functional.conv_transpose1d(*_conv_in(L, "int8")),
+    "conv_transpose1d_int64_ok": lambda L: L.nn.functional.conv_transpose1d(*_conv_in(L, "int64")),
+    # complex inputs: torch's conv1d/2d/3d run complex_convolution (three real convolutions)
+    "issue_conv1d_complex_unbatched_bias": lambda L: L.nn.functional.conv1d(
+        _cplx(L, 2, 3), _cplx(L, 2, 2, 2), _cplx(L, 2), dilation=1),
+    "conv2d_complex_groups_stride": lambda L: L.nn.functional.conv2d(
+        _cplx(L, 1, 2, 4, 4), _cplx(L, 2, 1, 2, 2), _cplx(L, 2), groups=2, stride=2),
+    "conv1d_complex_same_padding": lambda L: L.nn.functional.conv1d(
+        _cplx(L, 1, 2, 5, dtype="complex128"), _cplx(L, 3, 2, 2, dtype="complex128"), padding="same", dilation=2),
+    "conv1d_complex_double_weight": lambda L: L.nn.functional.conv1d(
+        _cplx(L, 1, 2, 5), _cplx(L, 3, 2, 2, dtype="complex128")),
+    "conv1d_complex_double_bias": lambda L: L.nn.functional.conv1d(
+        _cplx(L, 1, 2, 5), _cplx(L, 3, 2, 2), _cplx(L, 3, dtype="complex128")),
+    # index_select of a 0-dim tensor takes exactly one index (checked before the index dtype)
+    "issue_index_select_0d_no_index": lambda L: L.index_select(L.tensor(4), 0, L.zeros(0, dtype=L.int64)),
+    "index_select_0d_two_indices": lambda L: L.index_select(L.tensor(4), 0, L.tensor([0, 0])),
+    "index_select_0d_two_int16_indices": lambda L: L.index_select(L.tensor(4), 0, L.tensor([0, 0], dtype=L.int16)),
+    "index_select_0d_one_index_ok": lambda L: L.index_select(L.tensor(4), -1, L.tensor([0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_DTYPES))
+def test_kernel_dtypes_as_torch(name):
+    check_same(KERNEL_DTYPES[name], message_chars=80, rel=1e-5)

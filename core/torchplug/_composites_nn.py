@@ -89,11 +89,47 @@ def _conv(n: int) -> Callable[..., Tensor]:
     def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
         batched = _batchify(name, input, n)
         x = input if batched else A.unsqueeze(input, 0)
-        out = A.convolution(x, weight, bias, stride, padding, dilation, False, [0] * n, groups)
+        out = _convolution(x, weight, bias, stride, padding, dilation, groups)
         return out if batched else A.squeeze(out, [0])
 
     conv.__name__ = name
     return conv
+
+
+def _convolution(x, weight, bias, stride, padding, dilation, groups):
+    """ATen's conv1d/2d/3d: a complex input goes through complex_convolution, the others to convolution."""
+    n = weight.dim() - 2
+    if not x.dtype.is_complex:
+        return A.convolution(x, weight, bias, stride, padding, dilation, False, [0] * n, groups)
+    # complex_convolution: three real convolutions (Gauss's trick), a - b + i (c - a - b)
+    for other, what in ((weight, "weight"), (bias, "bias")):
+        if other is not None and other.dtype is not x.dtype:
+            theirs = _conv_type(other.dtype, what)
+            raise RuntimeError(f"Input type ({_conv_type(x.dtype, what)}) and {what} type ({theirs}) should be the same")
+    xr, xi = _complex_parts(x)
+    wr, wi = _complex_parts(weight)
+    br, bi = _complex_parts(bias) if bias is not None else (None, None)
+    a = A.convolution(xr, wr, br, stride, padding, dilation, False, [0] * n, groups)
+    b = A.convolution(xi, wi, None, stride, padding, dilation, False, [0] * n, groups)
+    c = A.convolution(A.add(xr, xi), A.add(wr, wi), None if bias is None else A.add(br, bi), stride, padding,
+                      dilation, False, [0] * n, groups)
+    return A.add(A.sub(a, b), A.mul(A.sub(A.sub(c, a), b), 1j))
+
+
+def _complex_parts(t: Tensor) -> tuple[Tensor, Tensor]:
+    parts = A.view_as_real(t)
+    return A.select(parts, -1, 0), A.select(parts, -1, 1)
+
+
+def _conv_type(dt: D.dtype, what: str) -> str:
+    """How torch's complex_convolution names a dtype: its tensor type name, or the C++ type for the bias check."""
+    if what == "bias":
+        cpp = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+               "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+        return cpp.get(str(dt).split(".")[-1], _torch_name(dt))
+    if dt.is_complex or dt is D.bfloat16:
+        return f"CPU{_torch_name(dt)}Type"
+    return f"torch.{_torch_name(dt)}Tensor"
 
 
 def _conv_str(n: int) -> Callable[..., Tensor]:
@@ -111,7 +147,7 @@ def _conv_str(n: int) -> Callable[..., Tensor]:
 
 def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if padding == "valid":
-        return A.convolution(input, weight, bias, stride, [0], dilation, False, [0], groups)
+        return _convolution(input, weight, bias, stride, [0], dilation, groups)
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     k = weight.dim()
@@ -134,7 +170,7 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
         left.append(total // 2)
         right.append(total - total // 2)
     if left == right:
-        return A.convolution(input, weight, bias, stride, left, dilation, False, [0], groups)
+        return _convolution(input, weight, bias, stride, left, dilation, groups)
     pad_nd = [0] * (2 * dims)
     for i in range(dims):
         delta = right[i] - left[i]
@@ -144,7 +180,7 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
         else:
             pad_nd[idx] = delta
             left[i] = right[i]
-    return A.convolution(A.constant_pad_nd(input, pad_nd, 0), weight, bias, stride, left, dilation, False, [0], groups)
+    return _convolution(A.constant_pad_nd(input, pad_nd, 0), weight, bias, stride, left, dilation, groups)
 
 
 def _conv_transpose(n: int) -> Callable[..., Tensor]:

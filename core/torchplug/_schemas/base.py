@@ -13,7 +13,8 @@ _FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=No
 ROWS = (
     # ---- pointwise, unary -------------------------------------------------------------------
     *(f"{name}(Tensor self) -> Tensor | inplace out pointwise" for name in _UNARY_FLOAT.split()),
-    "round(Tensor self, *, int decimals=0) -> Tensor | inplace out pointwise",
+    # round and round.decimals in one row: decimals=None is the plain round (integers pass through)
+    "round(Tensor self, *, int? decimals=None) -> Tensor | inplace out pointwise",
     "relu(Tensor self) -> Tensor | inplace pointwise",
     "logical_not(Tensor self) -> Tensor | inplace out pointwise",
     "bitwise_not(Tensor self) -> Tensor | inplace out pointwise",

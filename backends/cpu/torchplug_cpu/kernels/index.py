@@ -237,15 +237,16 @@ def scatter_add_(self, dim, index, src):
 def index_select(self, dim, index):
     data = self._data
     idx = index._data
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype not in _INDEX_DTYPES:
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     n = data.ndim
     d = _wrap_dim(dim, n)
-    size = data.shape[d] if n else 1
-    if n == 0 and idx.size > 1:
+    # PyTorch's order (index_select_out_cpu_): dim, index rank, one index for a 0-dim self, index dtype
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if n == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+    if idx.dtype not in _INDEX_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    size = data.shape[d] if n else 1
     if idx.size:
         lo, hi = idx.min(), idx.max()
         if n > 1 and data.size == 0 and size == 0:

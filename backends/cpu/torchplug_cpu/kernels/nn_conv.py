@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from torchplug import _dtype as D
 from torchplug import _nn_shapes as S
 from torchplug.library import KernelTable
 
@@ -27,6 +28,8 @@ TABLE = KernelTable("CPU")
 
 _F32 = np.dtype(np.float32)
 _CONV_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+_SLOW_CONV_DTYPES = C.FLOATING | INTEGRAL  # slow_conv2d_cpu / slow_conv3d_cpu (compute_columns3d)
+_LONG_FLOATS = C.FLOATING | {D.int64}  # slow_conv_dilated<>, slow_conv_transpose2d/3d
 
 
 def _type_str(t: Tensor) -> str:
@@ -198,20 +201,32 @@ def conv_backward_weight(g: np.ndarray, x: np.ndarray, w_shape, stride, padding,
 def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed,
            output_padding, groups):
     dt = input._dtype
-    for t in (input, weight) + ((bias,) if bias is not None else ()):
-        if t._dtype not in C.FLOATING and t._dtype is input._dtype:
-            pass
+    # the dtypes of the cpu backend torch's _select_conv_backend picks (its AT_DISPATCH list); a zero batch or
+    # zero channels goes to no backend. The backend refuses the input's dtype before comparing the others' dtypes.
+    spatial3d = len(weight._data.shape) > 4
+    if transposed:
+        name, dtypes = ("slow_conv_transpose3d_out_cpu" if spatial3d else "slow_conv_transpose2d_out_cpu"), _LONG_FLOATS
+    elif any(d != 1 for d in dilation):
+        name, dtypes = "slow_conv_dilated<>", _LONG_FLOATS
+    else:
+        name, dtypes = ("compute_columns3d" if spatial3d else "slow_conv2d_cpu"), _SLOW_CONV_DTYPES
+    empty = _no_backend(input)
+    refused = dt not in dtypes and not empty
+    same = refused or empty  # (no dtype comparison either)
     params = S.check_conv(
         input._data.shape, weight._data.shape, None if bias is None else bias._data.shape, stride, padding,
-        dilation, transposed, output_padding, groups, _type_str(input), _type_str(weight),
-        None if bias is None else _type_str(bias),
+        dilation, transposed, output_padding, groups, _type_str(input), _type_str(input if same else weight),
+        None if bias is None else _type_str(input if same else bias),
     )
-    if dt not in C.FLOATING and dt not in C.INTEGRAL:
-        name = {1: "slow_conv2d_cpu", 2: "slow_conv2d_cpu", 3: "slow_conv3d_cpu"}[len(weight._data.shape) - 2]
-        if transposed:
-            name = "slow_conv_transpose2d_out_cpu" if len(weight._data.shape) <= 4 else "slow_conv_transpose3d_out_cpu"
+    if refused:
         raise C.not_implemented(name, dt)
     return params
+
+
+def _no_backend(input: Tensor) -> bool:
+    """A zero batch or zero channels: torch's ConvBackend::Empty, which computes nothing in any dtype."""
+    shape = input._data.shape
+    return len(shape) >= 2 and 0 in shape[:2]
 
 
 @TABLE.impl("aten::convolution")
@@ -219,6 +234,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, output_padding = _check(input, weight, bias, stride, padding, dilation, transposed,
                                                        output_padding, groups)
     dt = input._dtype
+    if _no_backend(input):  # ConvBackend::Empty: input * weight[0] (+ bias[0]), so the 0-dim operands' promotion
+        dt = D._result_type_parts((dt,), (weight._dtype,), ())
+        dt = dt if bias is None else D._result_type_parts((dt,), (bias._dtype,), ())
     cdt = _cdt(dt)
     x = input._data.astype(cdt, copy=False)
     w = weight._data.astype(cdt, copy=False)

@@ -289,13 +289,13 @@ def square(self: Tensor) -> Tensor:
 
 
 @TABLE.impl("aten::round")
-def round_decimals(self: Tensor, decimals: int = 0) -> Tensor:
+def round_decimals(self: Tensor, decimals: int | None = None) -> Tensor:
     dt = self._dtype
-    if decimals == 0:
-        if dt is _BOOL or dt in COMPLEX:
-            raise not_implemented("round_vml_cpu", dt)
-        if dt in INTEGRAL:
+    if not decimals:
+        if dt in INTEGRAL and decimals is None:  # only the plain round passes integers through
             return wrap(self._data.copy())
+        if dt not in FLOATING:
+            raise not_implemented("round_vml_cpu", dt)
         return _result(dt, np.rint, self)
     if dt not in FLOATING:
         raise not_implemented("round_cpu", dt)

@@ -123,12 +123,17 @@ def nansum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype 
 
 
 # ---- scans -----------------------------------------------------------------------------------------------
-def _cumulative(ufunc: Any) -> Any:
+_SCAN_DTYPES = INTEGRAL | FLOATING | COMPLEX  # the result dtypes torch's cumsum/cumprod cpu kernels compute
+
+
+def _cumulative(name: str, ufunc: Any) -> Any:
     def kernel(self: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
         if self._dtype in COMPLEX and dtype is not None and dtype not in COMPLEX:
             self = wrap(self._data.real)  # a complex -> real cast drops the imaginary part
         x, dt = _accumulating(self, dtype)
         d = C.wrap_dim(dim, x.ndim)
+        if dt not in _SCAN_DTYPES and x.ndim and x.size:  # (a 0-dim or empty input is copied, in any dtype)
+            raise not_implemented(f"{name}_out_cpu", dt)
         tok = quiet()
         try:
             r = x.astype(_acc(dt)) if x.ndim == 0 else ufunc.accumulate(x, axis=d, dtype=_acc(dt))
@@ -139,8 +144,8 @@ def _cumulative(ufunc: Any) -> Any:
     return kernel
 
 
-TABLE.impl("aten::cumsum")(_cumulative(np.add))
-TABLE.impl("aten::cumprod")(_cumulative(np.multiply))
+TABLE.impl("aten::cumsum")(_cumulative("cumsum", np.add))
+TABLE.impl("aten::cumprod")(_cumulative("cumprod", np.multiply))
 
 
 def _positions(shape: tuple[int, ...], d: int) -> np.ndarray:

@@ -150,11 +150,6 @@ ALLOWED: list[Allowance] = [
                                         "RuntimeError: expected scalar type Long but found",
                                         "RuntimeError: masked_fill_ only supports boolean masks")),
     Allowance(
-        "index-select-0d", ("index_select",), ("silent_accept",),
-        "index_select of a 0-d tensor with an index of other than one element returns a result",
-        "RuntimeError 'index_select(): Index to scalar can have only 1 value, got 0 value(s)'", known_defect=True,
-        torch_error="RuntimeError: index_select(): Index to scalar can have only 1 value"),
-    Allowance(
         "fill-overflow", ("full", "full_like", "linspace", "pad", "masked_fill", "scatter", "clamp", "tensor"),
         ("silent_accept",),
         "a number outside the dtype's range (-1.5 into uint8, 1e5 as a float16 clamp bound) wraps or becomes "

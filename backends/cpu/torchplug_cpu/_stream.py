@@ -1,8 +1,9 @@
 """Draws from a ``torchplug.Generator`` exactly as PyTorch's CPU kernels draw from theirs.
 
 ``fill``/``integers``/``randperm`` advance the generator's mt19937 state through the C kernels of
-``_crandom`` (built where a compiler exists), else through NumPy's MT19937 and NumPy arithmetic
-(the same engine words; transcendental functions may differ in the last bit from the C library's).
+``_crandom`` (built where a compiler exists), else through NumPy's MT19937 and NumPy arithmetic:
+the same engine words and the same integer, uniform and bernoulli values; where a value goes
+through log/sin/cos/exp/tan, NumPy's functions may differ from the C library's in the last bit.
 ``order_view`` gives the element order of ATen's TensorIterator for an output, the order in which
 the serial kernels consume the stream.
 
@@ -174,20 +175,105 @@ def _unit_d(g: R.Generator, n: int) -> np.ndarray:
     return (_raw64(g, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
 
 
+def _two_prod(a: np.ndarray, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """a * b as an unevaluated sum p + e (Dekker's product, no FMA needed)."""
+    p = a * b
+    f = 134217729.0  # 2**27 + 1
+    ah = a * f - (a * f - a)
+    al = a - ah
+    bh = b * f - (b * f - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _madd(a: np.ndarray, b: Any, c: Any) -> np.ndarray:
+    """a * b + c in float64, fused (one rounding, to within a rare last-bit tie) where PyTorch's build fuses it."""
+    if not FUSED:
+        return a * b + c
+    p, e = _two_prod(np.asarray(a, dtype=np.float64), b)
+    s = p + c
+    v = s - p
+    return s + (((p - (s - v)) + (c - v)) + e)
+
+
+def _fmaf(a: np.ndarray, b: Any, c: Any) -> np.ndarray:
+    """float32 fma through float64 (the product is exact there; one more rounding to float)."""
+    return (np.asarray(a, np.float64) * np.float64(b) + np.asarray(c, np.float64)).astype(np.float32)
+
+
+def _cephes_logf(x: np.ndarray) -> np.ndarray:
+    """avx_mathfun's log256_ps for x > 0, lane by lane in float32, with the AVX2 build's fused steps."""
+    f32 = np.float32
+    x = np.maximum(x, np.array(0x00800000, np.uint32).view(f32))
+    bits = x.view(np.uint32)
+    e = ((bits >> 23).astype(np.int32) - 0x7F).astype(f32) + f32(1)
+    x = ((bits & np.uint32(~0x7F800000 & 0xFFFFFFFF)) | np.array(0.5, f32).view(np.uint32)).view(f32)
+    lt = x < f32(0.707106781186547524)
+    tmp = np.where(lt, x, f32(0))
+    x = x - f32(1)
+    e = e - np.where(lt, f32(1), f32(0))
+    x = x + tmp
+    z = x * x
+    y = np.full_like(x, f32(7.0376836292e-2))
+    for p in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = _fmaf(y, x, f32(p))
+    y = y * x
+    y = _fmaf(y, z, e * f32(-2.12194440e-4))
+    y = _fmaf(-z, f32(0.5), y)
+    x = x + y
+    return _fmaf(e, f32(0.693359375), x)
+
+
+def _cephes_sincosf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """avx_mathfun's sincos256_ps for 0 <= x < 2 pi, lane by lane in float32 (fused as the AVX2 build)."""
+    f32 = np.float32
+    j = (x * f32(1.27323954473516)).astype(np.int32)
+    j = (j + 1) & ~1
+    y = j.astype(f32)
+    swap_sin = ((j & 4).astype(np.uint32) << np.uint32(29))
+    poly = (j & 2) == 0
+    for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        x = _fmaf(y, f32(dp), x)
+    sign_cos = ((~(j - 2) & 4).astype(np.uint32) << np.uint32(29))
+    z = x * x
+    yc = _fmaf(np.full_like(z, f32(2.443315711809948e-5)), z, f32(-1.388731625493765e-3))
+    yc = _fmaf(yc, z, f32(4.166664568298827e-2))
+    yc = yc * z
+    yc = _fmaf(yc, z, -(z * f32(0.5)))
+    yc = yc + f32(1)
+    ys = _fmaf(np.full_like(z, f32(-1.9515295891e-4)), z, f32(8.3321608736e-3))
+    ys = _fmaf(ys, z, f32(-1.6666654611e-1))
+    ys = ys * z
+    ys = _fmaf(ys, x, x)
+    ysin2 = np.where(poly, ys, f32(0))
+    ysin1 = np.where(poly, f32(0), yc)
+    r1 = ysin1 + ysin2
+    r2 = (yc - ysin1) + (ys - ysin2)
+    return (r1.view(np.uint32) ^ swap_sin).view(f32), (r2.view(np.uint32) ^ sign_cos).view(f32)
+
+
 def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """NormalFill16 on rows of 16 (the C library path; float32 rows stay float32)."""
+    """NormalFill16 on rows of 16: avx_mathfun's float path where PyTorch uses it, else the C library's."""
     u1 = 1 - d[:, :8]
     u2 = d[:, 8:]
     if d.dtype == np.float32:
-        radius = np.sqrt(np.float32(-2) * np.log(u1))
-        theta = (2.0 * math.pi * u2.astype(np.float64)).astype(np.float32)
-        c, s = np.cos(theta), np.sin(theta)
-    else:
-        radius = np.sqrt(-2 * np.log(u1))
-        theta = 2.0 * math.pi * u2
-        c, s = np.cos(theta), np.sin(theta)
-    out = np.concatenate([radius * c, radius * s], axis=1).astype(np.float64) * std + mean
-    return out.astype(d.dtype)
+        if FUSED:
+            radius = np.sqrt(np.float32(-2) * _cephes_logf(u1))
+            s, c = _cephes_sincosf(np.float32(2.0 * math.pi) * u2)
+        else:
+            radius = np.sqrt(np.float32(-2) * np.log(u1))
+            theta = (2.0 * math.pi * u2.astype(np.float64)).astype(np.float32)
+            c, s = np.cos(theta), np.sin(theta)
+        both = np.concatenate([radius * c, radius * s], axis=1)
+        return _fmaf(both, np.float32(std), np.float32(mean))
+    radius = np.sqrt(-2 * np.log(u1))
+    theta = 2.0 * math.pi * u2
+    both = np.concatenate([radius * np.cos(theta), radius * np.sin(theta)], axis=1)
+    p, e = _two_prod(both, std)  # std::fma
+    s = p + mean
+    v = s - p
+    return s + (((p - (s - v)) + (mean - v)) + e)
 
 
 def _normal_pairs(g: R.Generator, n: int, mean: float, std: float) -> np.ndarray:
@@ -206,16 +292,17 @@ def _normal_pairs(g: R.Generator, n: int, mean: float, std: float) -> np.ndarray
     out[start:] = both[:m]
     if m % 2:
         g._normal_double = float(both[-1])
-    return out * std + mean
+    return _madd(out, std, mean)
 
 
 def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.ndarray | None) -> np.ndarray:
     if kind == RAW32:
         return g.random_raw(n)
     if kind == UNIFORM_F:
-        return _unit_f(g, n) * (np.float32(b) - np.float32(a)) + np.float32(a)
+        x, lo, span = _unit_f(g, n), np.float32(a), np.float32(b) - np.float32(a)
+        return _fmaf(x, span, lo) if FUSED else x * span + lo
     if kind == UNIFORM_D:
-        return _unit_d(g, n) * (b - a) + a
+        return _madd(_unit_d(g, n), b - a, a)
     if kind in (NORMFILL_F, NORMFILL_D):
         d = _unit_f(g, n) if kind == NORMFILL_F else _unit_d(g, n)
         full = n // 16 * 16
@@ -240,7 +327,7 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
     if kind == GEOMETRIC:
         return np.ceil(np.log(_unit_d(g, n)) / math.log1p(-a))
     if kind == CAUCHY:
-        return a + b * np.tan(math.pi * (_unit_d(g, n) - 0.5))
+        return _madd(np.tan(math.pi * (_unit_d(g, n) - 0.5)), b, a)
     if kind == BERNOULLI:
         return _unit_d(g, n) < a
     if kind == BERN_PF:

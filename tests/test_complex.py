@@ -263,6 +263,14 @@ GRAD_CASES = [
     ("add_sub_alpha", lambda m, a, b: m.add(a, b, alpha=1 + 2j) - m.sub(a, b, alpha=0.5j), [("complex128", (3,)), ("complex128", (3,))]),
     ("sum_mean_prod", lambda m, a: a.sum() + a.mean() * a.prod(), [("complex128", (3,))]),
     ("inv", lambda m, a: m.linalg.inv(a), [("complex128", (3, 3))]),
+    ("det", lambda m, a: m.linalg.det(a), [("complex128", (3, 3))]),
+    ("slogdet", lambda m, a: (lambda s, l: s * l)(*m.linalg.slogdet(a)), [("complex128", (3, 3))]),
+    ("solve", lambda m, a, b: m.linalg.solve(a, b), [("complex128", (3, 3)), ("complex128", (3, 2))]),
+    ("cholesky", lambda m, a: m.linalg.cholesky(a @ a.mH + 3 * m.eye(3)), [("complex128", (3, 3))]),
+    ("svd", lambda m, a: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh + u.abs())(*m.linalg.svd(a)), [("complex128", (3, 3))]),
+    ("eigh", lambda m, a: (lambda w, v: (v * w.unsqueeze(-2)) @ v.mH)(*m.linalg.eigh(a @ a.mH)), [("complex128", (3, 3))]),
+    ("qr", lambda m, a: (lambda q, r: q.sum(-1) * 2 + r.sum(0).mean())(*m.linalg.qr(a)), [("complex128", (4, 3))]),
+    ("pinv", lambda m, a: m.linalg.pinv(a), [("complex128", (3, 2))]),
 ]
 
 

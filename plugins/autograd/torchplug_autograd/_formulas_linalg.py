@@ -1,6 +1,6 @@
 """Derivative formulas of the linear-algebra section: the add*/b*mm products, ``vdot``, ``linalg_cross`` and
-the ``torchplug.linalg`` decompositions (PyTorch's formulas; real dtypes; distinct eigen/singular values
-where PyTorch needs them too)."""
+the ``torchplug.linalg`` decompositions (PyTorch's formulas, complex inputs included; distinct eigen/singular
+values where PyTorch needs them too)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def det(n, g, A, result):
     singular = result == 0
     if not T.is_grad_enabled() or not bool(singular.any()):
         # PyTorch's first-order path: det * A^{-H}, through an LU nudged off singularity (so 0 when det == 0)
-        d = (g * result).unsqueeze(-1).unsqueeze(-1)
+        d = (g * result.conj()).unsqueeze(-1).unsqueeze(-1)
         safe = T.where(singular.unsqueeze(-1).unsqueeze(-1), T.eye(A.shape[-1], dtype=A.dtype, device=A.device), A)
         return (d * T.linalg.inv(safe).mH,)
     # create_graph through singular matrices (PyTorch's higher-order path): the cofactor matrix from an SVD,
@@ -114,10 +114,14 @@ def det(n, g, A, result):
     return ((U * (alpha * _prod_except(S)).unsqueeze(-2)) @ Vh,)
 
 
-@rule("linalg_slogdet", saves="A")
-def slogdet(n, g, A):
-    # the sign of a real determinant is piecewise constant: only logabsdet carries a gradient
-    return (g[1].unsqueeze(-1).unsqueeze(-1) * T.linalg.inv(A).mH,)
+@rule("linalg_slogdet", saves="A, result0")
+def slogdet(n, g, A, sign):
+    # the sign of a real determinant is piecewise constant: only logabsdet carries a gradient; a complex
+    # sign's gradient joins it as i Im(g_sign conj(sign)) (FunctionsManual.cpp slogdet_backward)
+    gl = g[1]
+    if A.dtype.is_complex and g[0] is not None:
+        gl = gl + 1j * (g[0] * sign.conj()).imag
+    return (gl.unsqueeze(-1).unsqueeze(-1) * T.linalg.inv(A).mH,)
 
 
 # ---- factorizations ------------------------------------------------------------------------------------
@@ -135,7 +139,8 @@ def cholesky(n, g, upper, L):
 def _qr_square_or_tall(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
     """m >= n: gA = (gQ + Q syminvadj(triu(gR R^H - Q^H gQ))) R^{-H}."""
     M = (gR @ R.mH - Q.mH @ gQ).triu()
-    sym = M + M.mH - _diag(M.diagonal(0, -2, -1))
+    # (complex: R's diagonal is real, so only the real part of M's diagonal is counted twice)
+    sym = M + M.mH - _diag(M.diagonal(0, -2, -1).real)
     B = gQ + Q @ sym
     return T.linalg.solve(R.mH, B, left=False)
 
@@ -160,7 +165,7 @@ def qr(n, g, A, mode, Q, R):
 
 
 def _svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
-    """PyTorch's svd_backward (real case); ``None`` for the unused gradients."""
+    """PyTorch's svd_backward; ``None`` for the unused gradients."""
     m, k = U.shape[-2], Vh.shape[-1]
     if gU is None and gVh is None:
         return U @ (gS.unsqueeze(-1) * Vh) if m >= k else (U * gS.unsqueeze(-2)) @ Vh
@@ -181,6 +186,9 @@ def _svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
         gA = S.unsqueeze(-1) * (VhgV / E)
     if gS is not None:
         gA = gA + _diag(gS)
+    if UhgU is not None and U.dtype.is_complex:
+        # complex: the phase each singular pair may take adds i Im(diag(U^H gU)) / S (PyTorch's svd_backward)
+        gA = gA + _diag(UhgU.diagonal(0, -2, -1).imag / (2 * S)) * 1j
     if m > k and gU is not None:
         gA = U @ gA
         gUSinv = gU / S.unsqueeze(-2)

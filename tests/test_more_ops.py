@@ -602,3 +602,40 @@ def test_meta_any_all_shapes_match_torch():
         ours = fn(tp, tp.empty(2, 3, 4, device="meta"))
         theirs = fn(torch, torch.empty(2, 3, 4, device="meta"))
         assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype)[-5:] == str(theirs.dtype)[-5:]
+
+
+# ---- float8: casts and the few kernels torch has work; arithmetic raises torch's error --------------------------
+_FLOAT8_OPS = {
+    "add": lambda L, x, y: x + y, "add_scalar": lambda L, x, y: x + 1, "sub": lambda L, x, y: x - y,
+    "div": lambda L, x, y: x / y, "neg": lambda L, x, y: -x, "exp": lambda L, x, y: x.exp(),
+    "sqrt": lambda L, x, y: x.sqrt(), "sigmoid": lambda L, x, y: x.sigmoid(), "sum": lambda L, x, y: x.sum(),
+    "mean": lambda L, x, y: x.mean(), "prod": lambda L, x, y: x.prod(), "amax": lambda L, x, y: x.amax(),
+    "max": lambda L, x, y: x.max(), "argmax": lambda L, x, y: x.argmax(), "lt": lambda L, x, y: x < y,
+    "pow": lambda L, x, y: x ** 2, "relu": lambda L, x, y: x.relu(), "mul_scalar": lambda L, x, y: x * 2,
+    "add_": lambda L, x, y: x.clone().add_(y),
+    # what torch does support
+    "mul": lambda L, x, y: x * y, "mul_": lambda L, x, y: x.clone().mul_(y), "abs": lambda L, x, y: x.abs(),
+    "eq": lambda L, x, y: x == y, "ne": lambda L, x, y: x != y, "to_float": lambda L, x, y: x.float(),
+    "from_float": lambda L, x, y: L.tensor([1.5, -2.0, 300.0]).to(L.float8_e5m2), "cat": lambda L, x, y: L.cat([x, y]),
+    "clone": lambda L, x, y: x.clone(), "fill_": lambda L, x, y: x.clone().fill_(2), "flip": lambda L, x, y: x.flip(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FLOAT8_OPS))
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_arithmetic_raises_and_casts_work_as_in_torch(name, dtype):
+    def run(L):
+        x = L.tensor([[1.0, -2.0], [0.5, 3.0]]).to(getattr(L, dtype))
+        y = L.tensor([[2.0, 0.25], [-1.0, 1.5]]).to(getattr(L, dtype))
+        return _FLOAT8_OPS[name](L, x, y)
+
+    try:
+        theirs = run(torch)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError) as ours:
+            run(tp)
+        assert str(ours.value) == str(e)
+        return
+    ours = run(tp)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -193,6 +193,7 @@ _TORCH_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
 }
 _CPP_NAMES = {
     "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
@@ -287,10 +288,11 @@ def scalar_to(value: Any, dtype: D.dtype, npdt: np.dtype | None = None) -> np.nd
     if not bad and dtype is not D.bool_ and not isinstance(value, bool):
         if dtype in INTEGRAL:
             info = np.iinfo(dtype.numpy_dtype)
-            lo = -int(info.max) if dtype is D.uint8 else int(info.min)
+            # c10::overflows: into uint8 an integer may wrap (-255..-1), a float must lie in [0, 255]
+            lo = (0 if isinstance(value, float) else -int(info.max)) if dtype is D.uint8 else int(info.min)
             if value != value or not lo <= value <= int(info.max):
                 bad = True
-        elif dtype in FLOATING and isinstance(value, float) and value - value == 0:  # finite
+        elif dtype in FLOATING and value - value == 0:  # finite (an int too: 2 ** 40 overflows float16)
             bad = abs(value) > D.finfo(dtype).max
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_overflow_name(dtype)} without overflow")

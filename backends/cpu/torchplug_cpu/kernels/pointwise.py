@@ -75,12 +75,29 @@ def _apply(fn: Any, ops: list[Any], out_npdt: np.dtype) -> Tensor:
     return wrap(r)
 
 
+_FLOAT8 = frozenset(D.FLOAT8_DTYPES)
+# PyTorch's cpu kernels do no arithmetic in float8 (only casts, copies, views, abs, eq/ne and
+# tensor * tensor): the kernel name each raises with, for the NumPy functions computed here.
+_FLOAT8_KERNELS: dict[Any, str] = {
+    np.add: "add_stub", np.subtract: "add_stub", np.multiply: "mul_cpu_reduced_float", np.negative: "neg_cpu",
+    np.exp: "exp_vml_cpu", np.log: "log_vml_cpu", np.sqrt: "sqrt_vml_cpu", np.tanh: "tanh_vml_cpu",
+    np.sin: "sin_vml_cpu", np.cos: "cos_vml_cpu", np.true_divide: "div_cpu", np.power: "pow",
+}
+
+
+def _float8_error(fn: Any, dt: D.dtype) -> NotImplementedError:
+    name = _FLOAT8_KERNELS.get(fn) or f"{getattr(fn, '__name__', 'kernel').strip('_')}_cpu"
+    return not_implemented(name, dt)
+
+
 def _result(dt: D.dtype, fn: Any, *args: Any) -> Tensor:
     """``fn`` over the operands for result dtype ``dt``.
 
     float16/bfloat16 operands are rounded to ``dt`` and computed in float32, then rounded once,
-    as PyTorch's cpu kernels do.
+    as PyTorch's cpu kernels do.  float8 results raise, as PyTorch's kernels do.
     """
+    if dt in _FLOAT8:
+        raise _float8_error(fn, dt)
     npdt = dt.numpy_dtype
     return _apply(fn, _operands(args, npdt, F32 if dt in HALF else npdt), npdt)
 
@@ -109,7 +126,7 @@ def _quick(ufunc: Any, self: Any, other: Any) -> Tensor | None:
     if self.__class__ is Tensor:
         oc = other.__class__
         if oc is Tensor:
-            if self._dtype is not other._dtype:
+            if self._dtype is not other._dtype or self._dtype in _FLOAT8:
                 return None
             y = other._data
         elif (oc is float or oc is int) and self._dtype in _PLAIN or oc is int and self._dtype is _INT64:
@@ -166,7 +183,12 @@ _FLOAT_UNARY = {
 }
 
 
-def _float_unary(fn: Any) -> Any:
+_FLOAT8_UNARY_KERNELS = {"sigmoid": "sigmoid_cpu_reduced_float", "reciprocal": "reciprocal_cpu"}
+
+
+def _float_unary(fn: Any, name: str) -> Any:
+    float8_kernel = _FLOAT8_UNARY_KERNELS.get(name, f"{name}_vml_cpu")
+
     def kernel(self: Tensor) -> Tensor:
         dt = self._dtype
         if dt in _PLAIN:  # fast path
@@ -175,6 +197,8 @@ def _float_unary(fn: Any) -> Any:
                 return wrap(fn(self._data))
             finally:
                 loud(tok)
+        if dt in _FLOAT8:
+            raise not_implemented(float8_kernel, dt)
         if dt not in FLOATING and dt not in COMPLEX:
             dt = D.get_default_dtype()
         return _result(dt, fn, self)
@@ -183,7 +207,7 @@ def _float_unary(fn: Any) -> Any:
 
 
 for _name, _fn in _FLOAT_UNARY.items():
-    TABLE.impl(f"aten::{_name}")(_float_unary(_fn))
+    TABLE.impl(f"aten::{_name}")(_float_unary(_fn, _name))
 
 
 def _same_unary(name: str, fn: Any, *, int_fn: Any = None, bool_error: Any = None, complex_error: Any = None) -> Any:
@@ -249,6 +273,9 @@ def _square(x: np.ndarray) -> np.ndarray:
     return x * x
 
 
+_FLOAT8_KERNELS.update({_relu: "clamp_min_scalar_cpu", _square: "pow"})
+
+
 for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
     TABLE.impl(f"aten::{_name}")(_same_unary(
         _name, _fn, int_fn=_copy, bool_error=_nie(f"{_name}_vml_cpu"),
@@ -269,7 +296,7 @@ def absolute(self: Tensor) -> Tensor:  # complex -> its real dtype
     dt = self._dtype
     if dt is _BOOL:
         raise not_implemented("abs_cpu", dt)
-    if dt in COMPLEX:
+    if dt in COMPLEX or dt in _FLOAT8:  # (abs is one of the few float8 kernels torch has)
         return wrap(np.abs(self._data))
     return _result(dt, np.abs, self)
 
@@ -406,6 +433,8 @@ def mul(self: Any, other: Any) -> Tensor:
     if r is not None:
         return r
     dt = C.result_dtype(self, other)
+    if dt in _FLOAT8 and isinstance(self, Tensor) and isinstance(other, Tensor) and self._dtype is other._dtype:
+        return _apply(np.multiply, [self._data, other._data], dt.numpy_dtype)  # torch multiplies float8 tensors
     return _result(dt, np.multiply, self, _opmath_scalar(dt, other))
 
 
@@ -567,7 +596,7 @@ def _compare(name: str, ufunc: Any, ordered: bool) -> Any:
             if r is not None:
                 return r
         dt = C.result_dtype(self, other)
-        if ordered and dt in COMPLEX:
+        if ordered and (dt in COMPLEX or dt in _FLOAT8):
             raise not_implemented(kname, dt)
         return _apply(ufunc, _operands((self, other), dt.numpy_dtype, dt.numpy_dtype), _NP_BOOL)
 
@@ -742,6 +771,9 @@ def _clamp(self: Tensor, min: Any, max: Any, scalar: bool) -> Tensor:
         which = "clamp" if min is not None and max is not None else "clamp_min" if min is not None else "clamp_max"
         raise not_implemented(f"{which}_scalar_cpu" if scalar else f"{which}_cpu", dt)
     bounds = tuple(b for b in (min, max) if b is not None)
+    if scalar:  # the kernel converts each bound to the result dtype with c10's overflow check
+        for b in bounds:
+            C.scalar_to(b, dt)
     return _result(dt, _clamp_fn(min, max), self, *bounds)
 
 
@@ -880,6 +912,8 @@ def _binary_inplace(ufunc: Any, with_alpha: bool) -> Any:
         oc = other.__class__
         if alpha.__class__ is int and alpha == 1:
             if oc is Tensor and other._dtype is self._dtype:
+                if self._dtype in _FLOAT8 and ufunc is not np.multiply:  # torch: float8 tensors only multiply
+                    raise _float8_error(ufunc, self._dtype)
                 return _write(ufunc, self, other._data, other)
             if (oc is float or oc is int) and self._dtype in _PLAIN:
                 return _write(ufunc, self, other, other)

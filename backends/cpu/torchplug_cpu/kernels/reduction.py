@@ -31,6 +31,7 @@ _PROD = np.multiply.reduce
 
 
 _PLAIN = frozenset((D.float32, D.float64))
+_FLOAT8 = frozenset(D.FLOAT8_DTYPES)  # PyTorch's cpu reductions have no float8 kernels
 
 
 def _acc(dt: D.dtype) -> np.dtype:
@@ -77,6 +78,8 @@ def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dt
             return wrap(_SUM(x, axis=None, dtype=x.dtype))
         finally:
             loud(tok)
+    if self._dtype in _FLOAT8:
+        raise not_implemented("sum_cpu", self._dtype)
     x, dt = _accumulating(self, dtype)
     tok = quiet()
     try:
@@ -88,6 +91,8 @@ def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dt
 
 @TABLE.impl("aten::prod")
 def prod(self: Tensor, dim: int | None = None, keepdim: bool = False, dtype: D.dtype | None = None) -> Tensor:
+    if self._dtype in _FLOAT8:
+        raise not_implemented("prod_out_cpu", self._dtype)
     x, dt = _accumulating(self, dtype)
     axes = _axes(x, None if dim is None else (dim,))
     tok = quiet()
@@ -100,6 +105,8 @@ def prod(self: Tensor, dim: int | None = None, keepdim: bool = False, dtype: D.d
 
 @TABLE.impl("aten::mean")
 def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype | None = None) -> Tensor:
+    if self._dtype in _FLOAT8:
+        raise not_implemented("sum_cpu", self._dtype)
     if dtype is None and self._dtype not in FLOATING and self._dtype not in COMPLEX:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
@@ -139,7 +146,7 @@ def _extreme(name: str, np_fn: Any, kname: str) -> Any:
         x = self._data
         axes = _axes(x, dim)
         _check_nonempty(name, x, axes, bool(dim))
-        if self._dtype in COMPLEX and x.size:  # (an empty result needs no kernel)
+        if (self._dtype in COMPLEX or self._dtype in _FLOAT8) and x.size:  # (an empty result needs no kernel)
             raise not_implemented(kname, self._dtype)
         tok = quiet()
         try:
@@ -159,7 +166,7 @@ def _full(name: str, np_fn: Any, kname: str) -> Any:
     def kernel(self: Tensor) -> Tensor:
         x = self._data
         _check_nonempty(name, x, (), False)
-        if self._dtype in COMPLEX:
+        if self._dtype in COMPLEX or self._dtype in _FLOAT8:
             raise not_implemented(kname, self._dtype)
         tok = quiet()
         try:
@@ -217,6 +224,8 @@ def _argextreme(name: str, np_arg: Any) -> Any:
             raise RuntimeError(f"{name}(): does not support bool input")
         if dt in COMPLEX:
             raise RuntimeError(f"{name}(): does not support complex input")
+        if dt in _FLOAT8:
+            raise not_implemented(f"{name}_cpu", dt)
         x = self._data
         if dim is None:
             if x.size == 0:

@@ -503,7 +503,7 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         if t2.dim() == 1:
             return A._unsafe_view(A.mv(folded, t2), out_shape)
         out = A._unsafe_view(A.mm(folded, t2), out_shape + [t2.shape[1]])
-        return A.contiguous(A.transpose(out, -1, -2)) if transpose else out
+        return A.clone(A.transpose(out, -1, -2), memory_format="contiguous_format") if transpose else out
     # General batched case (PyTorch's order of operations, so the graph has its nodes): broadcast the
     # batch dims, flatten them, one bmm, and an _unsafe_view to the output shape.
     n = self.shape[-2] if d1 > 1 else 1
@@ -634,7 +634,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "split_with_sizes": ("CompositeImplicitAutograd", split_with_sizes),
     "chunk": ("CompositeImplicitAutograd", chunk),
     "unbind.int": ("CompositeImplicitAutograd", unbind),
-    "stack": ("CompositeImplicitAutograd", stack),
+    "stack": ("CompositeExplicitAutograd", stack),  # one StackBackward0 node, as PyTorch records
     "matmul": ("CompositeImplicitAutograd", matmul),
     "clone": ("CompositeExplicitAutograd", clone),
     "_to_copy": ("CompositeExplicitAutograd", to_copy),

@@ -167,7 +167,7 @@ def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         )
         shape = _broadcast_shapes(list(self.shape), list(other.shape)) if self.dim() == other.dim() else list(self.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
-    return linalg_cross(self, other, dim)
+    return A.linalg_cross(self, other, dim=dim)  # through the op: one LinalgCrossBackward0 node, as torch.cross
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: int | None = None) -> Tensor:
@@ -210,8 +210,9 @@ def matrix_power(self: Tensor, n: int, name: str = "linalg.matrix_power") -> Ten
             f"{name}: A must be batches of square matrices, but they are {self.shape[-2]} by {self.shape[-1]} matrices"
         )
     if n == 0:
+        # ATen: self.clone(contiguous).copy_(eye.expand_as(self)), so the result stays in the graph
         eye = A.eye(self.shape[-1], self.shape[-1], dtype=self.dtype, device=self.device)
-        return A.clone(A.expand(eye, list(self.shape)), memory_format="contiguous_format")
+        return A.copy_(A.clone(self, memory_format="contiguous_format"), A.expand(eye, list(self.shape)))
     base = self
     if n < 0:
         base, n = A.linalg_inv(self), -n
@@ -219,15 +220,20 @@ def matrix_power(self: Tensor, n: int, name: str = "linalg.matrix_power") -> Ten
             return base  # PyTorch returns the inverse as computed (column-major)
     if n == 1:
         return A.clone(base, memory_format="contiguous_format")
-    result = None
+    # ATen's order of products (so values round and the graph nests as torch's): small powers directly,
+    # then the binary decomposition of n from its least significant bit
+    if n == 2:
+        return A.matmul(base, base)
+    if n == 3:
+        return A.matmul(A.matmul(base, base), base)
+    z = result = None
     while n:
+        z = base if z is None else A.matmul(z, z)
         if n & 1:
-            result = base if result is None else A.matmul(result, base)
+            result = z if result is None else A.matmul(result, z)
         n >>= 1
-        if n:
-            base = A.matmul(base, base)
     assert result is not None
-    return result if result is not self else A.clone(result)
+    return result
 
 
 def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:

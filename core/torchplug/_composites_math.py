@@ -165,9 +165,10 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "equal": ("CompositeImplicitAutograd", equal),
     "nanmean": ("CompositeImplicitAutograd", nanmean),
     "count_nonzero": ("CompositeImplicitAutograd", count_nonzero),
-    "var_mean": ("CompositeImplicitAutograd", _with_mean("var")),
-    "std_mean": ("CompositeImplicitAutograd", _with_mean("std")),
-    "aminmax": ("CompositeImplicitAutograd", aminmax),
+    # explicit: one VarMean/StdMean/AminmaxBackward0 node with its own formula, as PyTorch records
+    "var_mean": ("CompositeExplicitAutograd", _with_mean("var")),
+    "std_mean": ("CompositeExplicitAutograd", _with_mean("std")),
+    "aminmax": ("CompositeExplicitAutograd", aminmax),
     "argsort": ("CompositeImplicitAutograd", argsort),
     "msort": ("CompositeImplicitAutograd", msort),
 }

@@ -705,10 +705,6 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     return apply_reduction(loss, reduction)
 
 
-def _xlogy_self(t: Tensor) -> Tensor:
-    return A.where(A.eq(t, 0), A.zeros([], dtype=t.dtype, device=t.device), A.mul(t, A.log(t)))
-
-
 def kl_div(self, target, reduction=1, log_target=False):
     if self.dtype.is_complex or target.dtype.is_complex:
         raise RuntimeError("kl_div: Complex inputs not supported.")
@@ -717,7 +713,7 @@ def kl_div(self, target, reduction=1, log_target=False):
     if log_target:
         out = A.mul(A.exp(target), A.sub(target, self))
     else:
-        out = A.sub(_xlogy_self(target), A.mul(target, self))
+        out = A.sub(A["xlogy.Tensor"](target, target), A.mul(target, self))  # ATen's kl_div
     return apply_reduction(out, reduction)
 
 
@@ -824,8 +820,8 @@ def pad(self, pad, mode="constant", value=None):
             "Padding length should be less than or equal to two times the input dimension but got padding length "
             f"{len(pad)} and input of dimension {ndim}"
         )
-    if mode == "constant":
-        return A.constant_pad_nd(self, pad, 0.0 if value is None else value)
+    if mode == "constant":  # (F.pad's value is a double: -1 into uint8 overflows where constant_pad_nd's wraps)
+        return A.constant_pad_nd(self, pad, 0.0 if value is None else float(value))
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n = len(pad) // 2
@@ -908,6 +904,15 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return A.sum(A.mul(A.div(a, na), A.div(b, nb)), [dim])
 
 
+def _no_grad() -> Any:
+    import contextlib
+
+    import torchplug
+
+    no_grad = getattr(torchplug, "no_grad", None)
+    return no_grad() if no_grad is not None else contextlib.nullcontext()  # no autograd plugin: nothing records
+
+
 def S_broadcast(a: list[int], b: list[int]) -> list[int]:
     n = max(len(a), len(b))
     a = [1] * (n - len(a)) + a
@@ -944,15 +949,6 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "adaptive_max_pool1d": (_I, adaptive_max_pool1d),
     "softmax.int": (_I, softmax),
     "log_softmax.int": (_I, log_softmax),
-def _no_grad() -> Any:
-    import contextlib
-
-    import torchplug
-
-    no_grad = getattr(torchplug, "no_grad", None)
-    return no_grad() if no_grad is not None else contextlib.nullcontext()  # no autograd plugin: nothing records
-
-
     "layer_norm": (_I, layer_norm),
     "batch_norm": (_I, batch_norm),
     "instance_norm": (_I, instance_norm),
@@ -981,8 +977,8 @@ def _no_grad() -> Any:
     "scaled_dot_product_attention": (_I, scaled_dot_product_attention),
     "_pad_circular": (_I, _pad_circular),
     "pad": (_I, pad),
-    "pixel_shuffle": (_I, pixel_shuffle),
-    "pixel_unshuffle": (_I, pixel_unshuffle),
+    "pixel_shuffle": (_E, pixel_shuffle),
+    "pixel_unshuffle": (_E, pixel_unshuffle),
     "cosine_similarity": (_I, cosine_similarity),
     "pairwise_distance": (_I, pairwise_distance),
 }

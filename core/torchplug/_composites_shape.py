@@ -379,11 +379,7 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     n = self.dim()
     if n == 1:
-        size = self.shape[0] + abs(diagonal)
-        out = A.zeros([size, size], dtype=self.dtype, device=self.device)
-        A.copy_(A.diagonal(out, diagonal, 0, 1), self)
-        out._storage.version = 0
-        return out
+        return A.diag_embed(self, diagonal, 0, 1)  # as ATen: one DiagEmbedBackward0 node
     if n == 2:
         return _contiguous_copy(A.diagonal(self, diagonal, 0, 1))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
@@ -406,7 +402,8 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 
 
 def diagflat(self: Tensor, offset: int = 0) -> Tensor:
-    return diag(A.reshape(self, [-1]), offset)
+    flat = A.view(self if self.is_contiguous() else _contiguous_copy(self), [-1])
+    return diag(flat, offset)  # ATen: self.contiguous().view(-1).diag(offset)
 
 
 def trace(self: Tensor) -> Tensor:
@@ -548,7 +545,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "select_scatter": ("CompositeExplicitAutograd", select_scatter),
     "slice_scatter": ("CompositeExplicitAutograd", slice_scatter),
     "diagonal_scatter": ("CompositeExplicitAutograd", diagonal_scatter),
-    "masked_select": ("CompositeImplicitAutograd", masked_select),
+    "masked_select": ("CompositeExplicitAutograd", masked_select),  # one MaskedSelectBackward0 node
     "take_along_dim": ("CompositeImplicitAutograd", take_along_dim),
     "argwhere": ("CompositeImplicitAutograd", argwhere),
     "bucketize.Tensor": ("CompositeImplicitAutograd", bucketize),

@@ -109,6 +109,14 @@ GRAPH_CASES = {
     "fmod_inplace": (lambda T, x: (x * 1).fmod_(2), (X,)),
     "normalize": (lambda T, x: _F(T).normalize(x, dim=1), (X,)),
     "cosine_similarity": (lambda T, x, y: _F(T).cosine_similarity(x, y), (X, Y)),
+    "matmul_2d_3d_fold": (lambda T, x, y: T.matmul(x[:2], y.view(2, 5, 2)[:1].expand(3, 5, 2)), (X, Y)),
+    "matmul_2d_3d_fold_grad_both": (lambda T, x, y: T.matmul(x[:2], y.view(2, 5, 2)), (X, Y)),
+    "stack_mixed": (lambda T, x, y: T.stack([x, y, x], 1), (X, Y), (True, False)),
+    "var_mean_dim": (lambda T, x: T.var_mean(x, 1)[1], (X,)),
+    "aminmax": (lambda T, x: T.aminmax(x, dim=0)[0], (X,)),
+    "diag_1d": (lambda T, x: T.diag(x[0], 1), (X,)),
+    "matrix_power_0": (lambda T, x: T.matrix_power(x[:4, :4], 0), (X,)),
+    "matrix_power_5": (lambda T, x: T.matrix_power(x[:4, :4], 5), (X,)),
 }
 
 
@@ -139,7 +147,9 @@ OPINFO_OPS = (
     "sum", "mean", "prod", "max", "min", "pow", "fmod", "remainder", "div", "round", "clamp", "lerp", "xlogy",
     "copysign", "log1p", "deg2rad", "rad2deg", "squeeze", "scatter.value", "masked_fill", "sort", "median.dim",
     "nanmedian.dim", "reshape", "square", "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.svdvals",
-    "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
+    "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
+    "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 
@@ -206,6 +216,19 @@ LOSS_CASES = {
                                      (np.vstack([X[:2], np.zeros((1, 5)), X[3:] * 1e-9]), Y)),
     "normalize_degenerate": (lambda T, x: _F(T).normalize(x), (np.vstack([X[:2], np.zeros((1, 5)), X[3:] * 1e-9]),)),
     "clamp_min_tensor": (lambda T, x, y: T.clamp_min(x, y), (X, Y)),
+    "stack": (lambda T, x, y: T.stack([x, y], 2) * T.arange(40.0, dtype=T.float64).view(4, 5, 2), (X, Y)),
+    "var_mean": (lambda T, x: sum(r * w for r, w in zip(T.var_mean(x, 1, correction=0), (2.0, 3.0))), (X,)),
+    "std_mean": (lambda T, x: sum(r * w for r, w in zip(T.std_mean(x, [0, 1], keepdim=True), (2.0, 3.0))), (X,)),
+    "std_mean_constant_row": (lambda T, x: T.std_mean(x, 1)[0], (np.vstack([np.ones((1, 5)), X[1:]]),)),
+    "aminmax_ties": (lambda T, x: sum(T.aminmax(x.round(), dim=1)), (X * 2,)),
+    "aminmax_full": (lambda T, x: T.aminmax(x)[1] * 2 - T.aminmax(x)[0], (X,)),
+    "pixel_shuffle": (lambda T, x: _F(T).pixel_shuffle(x.view(1, 4, 5, 1), 2) * T.arange(20.0, dtype=T.float64).view(1, 1, 10, 2),
+                      (X,)),
+    "pixel_unshuffle": (lambda T, x: _F(T).pixel_unshuffle(x[:, :4].reshape(1, 1, 4, 4), 2).pow(2), (X,)),
+    "masked_select_expanded_mask": (lambda T, x: T.masked_select(x[0], T.tensor(Y > 0)) * 3, (X,)),
+    "kl_div": (lambda T, x, p: _F(T).kl_div(x, p, reduction="batchmean"), (X, P)),
+    "matrix_power": (lambda T, x: T.matrix_power(x[:4, :4], 6), (X,)),
+    "cross": (lambda T, x, y: T.linalg.cross(x[:, :3], y[:, :3]), (X, Y)),
 }
 
 

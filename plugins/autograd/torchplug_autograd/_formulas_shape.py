@@ -27,6 +27,13 @@ def _unsafe_view(n, g, shape):
     return (g.reshape(list(shape)),)
 
 
+@rule("stack", saves="dim")
+def stack(n, g, dim):
+    # PyTorch's stack_tensors_backward: the k-th slice of the gradient along the new dim
+    d = dim % g.dim()
+    return tuple(n[k] and g.select(d, k) for k in range(len(n)))
+
+
 # ---- reorderings and repeats -------------------------------------------------------------------------
 @rule("flip", saves="dims")
 def flip(n, g, dims):

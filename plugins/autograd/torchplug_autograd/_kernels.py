@@ -20,7 +20,7 @@ from torchplug._dispatch.tls import tls
 from torchplug._tensor import Tensor
 
 from . import _graph as G
-from ._node_names import OVERLOAD_NUMBERS, VARIANTS, node_name
+from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
 from ._state import GLOBAL, STATE
 
@@ -182,7 +182,7 @@ def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out:
     # an in-place op with its own derivatives.yaml entry has its own name (elu_: EluBackward1)
     name = node_name(entry.name) if entry.name.split("::")[-1] in OVERLOAD_NUMBERS else rule.name
     return type(name, (G.Node,), {
-        "__slots__": (), "_name": name, "_fn": staticmethod(fn), "_saves": rule.saves,
+        "__slots__": (), "_name": QUALIFIED_NAMES.get(name, name), "_fn": staticmethod(fn), "_saves": rule.saves,
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
         # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
         "_diff_outs": frozenset(rule.outputs) if rule.outputs is not None else None,

@@ -17,7 +17,12 @@ for them (``torch.fmod(x, 2)`` records ``FmodBackward0`` with one entry in ``nex
 
 from __future__ import annotations
 
-__all__ = ["NAMES", "OVERLOAD_NUMBERS", "VARIANTS", "node_name"]
+__all__ = ["NAMES", "OVERLOAD_NUMBERS", "QUALIFIED_NAMES", "VARIANTS", "node_name"]
+
+# Hand-written C++ nodes: ``name()`` carries the namespace, the type name does not.
+QUALIFIED_NAMES: dict[str, str] = {
+    n: f"torch::autograd::{n}" for n in ("AccumulateGrad", "CopyBackwards", "CopySlices", "GraphRoot", "Error")
+}
 
 # Ops whose node PyTorch names after the op it computes them with (linalg_inv calls linalg_inv_ex,
 # square is pow(self, 2)).

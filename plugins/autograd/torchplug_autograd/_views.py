@@ -101,7 +101,7 @@ class CopySlices(G.Node):
     """The history of a base after an in-place op on one of its views."""
 
     __slots__ = ("fn", "base_geom", "view_geom", "mode")
-    _name = "CopySlices"
+    _name = "torch::autograd::CopySlices"  # PyTorch's name(); the type name stays CopySlices
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
         T = _T()

@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import _state
+from . import _matmul_precision, _state
 from ._loader import KernelFamily
 
 __all__ = ["family", "bind_device", "run_on_device"]
@@ -42,6 +42,7 @@ def family(mode: str) -> KernelFamily:
             if mode == "emulate":
                 # NumPy itself: the emulated device's arrays are host arrays.
                 found = KernelFamily("cuda-emulated", {}, common_hook=_bind_common)
+                _matmul_precision.install("emulate")
             elif mode == "cupy":
                 from . import _overrides, _xp
 
@@ -49,6 +50,10 @@ def family(mode: str) -> KernelFamily:
                 _state.BACKEND.allocator.install_cupy()
                 found = KernelFamily("cuda-cupy", _xp.namespaces(), overrides=_overrides.OVERRIDES,
                                      common_hook=_bind_common)
+                from cupy._core import _routines_linalg
+
+                # float32 products: TF32 / bfloat16 tensor cores per torchplug.set_float32_matmul_precision
+                _matmul_precision.install("cupy", _routines_linalg)
             else:
                 raise ValueError(f"unknown cuda kernel family {mode!r}")
             _FAMILIES[mode] = found

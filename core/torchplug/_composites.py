@@ -197,7 +197,8 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     size = infer_size(shape, self.numel())
     strides = compute_view_strides(list(self.shape), self.stride(), size)
     if strides is not None:
-        return A.view(self, size)
+        # ATen: a contiguous tensor is viewed, any other viewable one aliased (ReshapeAliasBackward0)
+        return A.view(self, size) if self.is_contiguous() else A._reshape_alias(self, size, strides)
     # torch: _unsafe_view(clone(contiguous)); the result owns the copy's storage
     return A._unsafe_view(A.clone(self, memory_format="contiguous_format"), size)
 

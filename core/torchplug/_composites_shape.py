@@ -39,6 +39,10 @@ def _unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
     return _fresh(A.view(self, size))
 
 
+def _reshape_alias(self: Tensor, size: Sequence[int], stride: Sequence[int]) -> Tensor:
+    return A.as_strided(self, list(size), list(stride), self.storage_offset())
+
+
 def movedim(self: Tensor, source: Sequence[int], destination: Sequence[int]) -> Tensor:
     n = self.dim()
     if len(source) != len(destination):
@@ -510,6 +514,7 @@ def bucketize(self: Tensor, boundaries: Tensor, out_int32: bool = False, right: 
 
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "_unsafe_view": ("CompositeExplicitAutograd", _unsafe_view),
+    "_reshape_alias": ("CompositeExplicitAutograd", _reshape_alias),
     "movedim.intlist": ("CompositeImplicitAutograd", movedim),
     "unflatten.int": ("CompositeImplicitAutograd", unflatten),
     "broadcast_to": ("CompositeImplicitAutograd", broadcast_to),

@@ -12,6 +12,8 @@ ROWS = (
     "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a) | view composite",
     # reshape of a fresh result (mm, clone) that autograd records as UnsafeViewBackward0, not as a view
     "_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
+    # reshape of a non-contiguous tensor that is still viewable: a view recorded as ReshapeAliasBackward0
+    "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a) | view",
     "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a) | view composite",
     "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a) | view composite",
     "broadcast_tensors(Tensor[] tensors) -> Tensor[] | view composite",

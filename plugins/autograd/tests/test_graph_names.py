@@ -84,6 +84,9 @@ GRAPH_CASES = {
     "matmul_broadcast_batches": (lambda T, x, y: T.matmul(x.view(2, 1, 2, 5), y.view(2, 5, 2)), (X, Y)),
     "matmul_fold_3d_2d": (lambda T, x, y: T.matmul(x.view(2, 2, 5), y.t()), (X, Y)),
     "reshape_copy": (lambda T, x: x.t().reshape(-1), (X,)),
+    "reshape_alias": (lambda T, x: x.t().reshape(5, 2, 2), (X,)),
+    "reshape_alias_same_shape": (lambda T, x: x[:, :2].reshape(4, 2), (X,)),
+    "reshape_contiguous": (lambda T, x: x.reshape(2, 10), (X,)),
     "tile": (lambda T, x: x.tile((2, 1)), (X,)),
     "sum_dim": (lambda T, x: x.sum(1), (X,)),
     "mean_dim": (lambda T, x: x.mean(0), (X,)),
@@ -149,7 +152,8 @@ OPINFO_OPS = (
     "nanmedian.dim", "reshape", "square", "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.svdvals",
     "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
-    "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
+    "inner", "unflatten", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 
@@ -229,6 +233,8 @@ LOSS_CASES = {
     "kl_div": (lambda T, x, p: _F(T).kl_div(x, p, reduction="batchmean"), (X, P)),
     "matrix_power": (lambda T, x: T.matrix_power(x[:4, :4], 6), (X,)),
     "cross": (lambda T, x, y: T.linalg.cross(x[:, :3], y[:, :3]), (X, Y)),
+    "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
+                                   (X,)),
 }
 
 

@@ -22,7 +22,7 @@ def _new_zeros(g: Any, shape: Any) -> Any:
     return T.zeros(list(shape), dtype=g.dtype, device=g.device)
 
 
-@rule("_unsafe_view", saves="self.shape")
+@rule("_unsafe_view", "_reshape_alias", saves="self.shape")
 def _unsafe_view(n, g, shape):
     return (g.reshape(list(shape)),)
 

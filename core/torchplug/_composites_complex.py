@@ -266,7 +266,8 @@ class _MathBit:
         view_of = schema.view_of
         if view_of is not None and not mutated and isinstance(args[view_of], Tensor) and args[view_of]._keyset & mask:
             # A view of a lazy view: the same view of the plain alias, flipped again.
-            new = [(self.resolved(a) if i != view_of else self.toggle(a)) if self.has(a) else a for i, a in enumerate(args)]
+            new = [(self.toggle(a) if i == view_of else self.resolved(a)) if self.has(a) else a
+                   for i, a in enumerate(args)]
             return self.flipped(op.redispatch(below, *new))
         writes = [(i, args[i]) for i in mutated if isinstance(args[i], Tensor) and args[i]._keyset & mask]
         new = [self.resolved(a) if self.has(a) else a for a in args]

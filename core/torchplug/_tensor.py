@@ -411,7 +411,8 @@ class Tensor:
 
     def tolist(self) -> Any:
         """Nested Python lists (a Python number for 0-dim tensors)."""
-        return backend_for(self._device.type).to_host(_resolved(self)).tolist()
+        values = _resolved(self) if self._keyset & _MATH_BITS else self
+        return backend_for(self._device.type).to_host(values).tolist()
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
@@ -419,7 +420,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         if not backend_for(self._device.type).has_data:
             raise RuntimeError(f"Tensor.item() cannot be called on {self._device.type} tensors")
-        return backend_for(self._device.type).to_host(_resolved(self)).reshape(()).item()
+        values = _resolved(self) if self._keyset & _MATH_BITS else self
+        return backend_for(self._device.type).to_host(values).reshape(()).item()
 
     def __len__(self) -> int:
         shape = self._data.shape

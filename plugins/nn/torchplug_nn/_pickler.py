@@ -158,7 +158,10 @@ class CheckpointPickler(pickle._Pickler):  # type: ignore[misc, name-defined]
             rebuilt = _Reduce(_REBUILD_META, (t.dtype, size, stride, requires_grad))
         else:
             record, offset, stride = self._record_for(t, stride)
-            rebuilt = _Reduce(_REBUILD_V2, (record, offset, size, stride, requires_grad, _Reduce(_ORDERED_DICT, ())))
+            args = (record, offset, size, stride, requires_grad, _Reduce(_ORDERED_DICT, ()))
+            # a lazily conjugated/negated view saves its storage as is and the bit, as torch's metadata
+            bits = {name: True for name, on in (("conj", t.is_conj()), ("neg", t.is_neg())) if on}
+            rebuilt = _Reduce(_REBUILD_V2, args + (bits,) if bits else args)
         state = dict(t.__dict__)
         if is_param:
             if state:

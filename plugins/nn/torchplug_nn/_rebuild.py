@@ -155,19 +155,29 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def _metadata(func: str, metadata: Any) -> None:
+_MATH_BITS = {"conj": "CONJ_MASK", "neg": "NEG_MASK"}
+
+
+def _metadata(func: str, metadata: Any) -> int:
+    """The key-set bits torch's tensor metadata sets (the conjugate and negative bits of lazy views)."""
     if metadata is None:
-        return
+        return 0
     if not isinstance(metadata, dict):
         raise _malformed(func, "metadata must be a dict", metadata)
-    # torch records the conjugate and negative bits here; torchplug has neither, so a set bit
-    # would silently change the values.
     set_bits = sorted(str(k) for k, v in metadata.items() if v)
-    if set_bits:
-        raise RuntimeError(
-            f"{func}: the checkpoint marks a tensor with {set_bits}, lazy conjugate/negative views that "
-            "torchplug does not implement; save it from PyTorch after calling .resolve_conj().resolve_neg()."
-        )
+    unknown = [k for k in set_bits if k not in _MATH_BITS]
+    if unknown:
+        raise RuntimeError(f"{func}: the checkpoint marks a tensor with {unknown}, tensor metadata torchplug does "
+                           f"not know (it reads {sorted(_MATH_BITS)}).")
+    from torchplug import _composites_complex as CX
+
+    return sum(getattr(CX, _MATH_BITS[k]) for k in set_bits)
+
+
+def _with_bits(t: Tensor, bits: int) -> Tensor:
+    # the storage holds the values before the lazy conjugation/negation: the bits make it read as saved
+    t._keyset |= bits
+    return t
 
 
 # ---- torch._utils rebuild functions ------------------------------------------------------------
@@ -183,8 +193,8 @@ def rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any,
     func = "_rebuild_tensor_v2"
     rec = _storage(func, storage)
     _hooks(func, backward_hooks)
-    _metadata(func, metadata)
-    t = _view(func, rec.flat, storage_offset, size, stride)
+    bits = _metadata(func, metadata)
+    t = _with_bits(_view(func, rec.flat, storage_offset, size, stride), bits)
     return _finish(t, _flag(func, "requires_grad", requires_grad))
 
 
@@ -194,9 +204,9 @@ def rebuild_tensor_v3(storage: Any, storage_offset: Any, size: Any, stride: Any,
     func = "_rebuild_tensor_v3"
     rec = _storage(func, storage)
     _hooks(func, backward_hooks)
-    _metadata(func, metadata)
+    bits = _metadata(func, metadata)
     flat = rec.typed(_dtype(func, dtype))
-    t = _view(func, flat, storage_offset, size, stride)
+    t = _with_bits(_view(func, flat, storage_offset, size, stride), bits)
     return _finish(t, _flag(func, "requires_grad", requires_grad))
 
 

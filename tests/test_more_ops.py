@@ -639,3 +639,47 @@ def test_float8_arithmetic_raises_and_casts_work_as_in_torch(name, dtype):
     ours = run(tp)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+# ---- deterministic algorithms fill uninitialized memory ----------------------------------------------------
+@pytest.fixture
+def deterministic():
+    tp.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True)
+    yield
+    tp.use_deterministic_algorithms(False)
+    torch.use_deterministic_algorithms(False)
+    tp.utils.deterministic.fill_uninitialized_memory = True
+    torch.utils.deterministic.fill_uninitialized_memory = True
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "complex64", "int8", "uint8",
+                                   "int32", "int64", "bool", "float8_e5m2"])
+def test_empty_is_filled_under_deterministic_algorithms(deterministic, dtype):
+    for make in (lambda L: L.empty(2, 3, dtype=getattr(L, dtype)),
+                 lambda L: L.empty_like(L.ones(3, dtype=getattr(L, dtype))),
+                 lambda L: L.empty_strided((2, 2), (1, 2), dtype=getattr(L, dtype)),
+                 lambda L: L.ones(1, dtype=getattr(L, dtype)).new_empty(4)):
+        ours, theirs = make(tp), make(torch)
+        if dtype.startswith(("float8", "bfloat16")):
+            ours, theirs = ours.float(), theirs.float()
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_resize_fills_the_added_part_under_deterministic_algorithms(deterministic):
+    ours, theirs = tp.ones(2), torch.ones(2)
+    ours.resize_(5)
+    theirs.resize_(5)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_fill_uninitialized_memory_off_leaves_memory_alone(deterministic):
+    from torchplug.utils.deterministic import fill_if_deterministic
+
+    tp.utils.deterministic.fill_uninitialized_memory = False
+    t = tp.ones(3)
+    assert fill_if_deterministic(t).tolist() == [1.0, 1.0, 1.0]
+    tp.utils.deterministic.fill_uninitialized_memory = True
+    assert np.isnan(fill_if_deterministic(t).numpy()).all()
+    tp.use_deterministic_algorithms(False)
+    assert fill_if_deterministic(tp.ones(2)).tolist() == [1.0, 1.0]

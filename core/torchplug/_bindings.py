@@ -75,6 +75,8 @@ NO_PYTHON_OUT = frozenset({"diag_embed", "diagflat", "diagonal_scatter", "dist",
 _NO_FUNCTION = {"slice", "linalg_vector_norm", "unfold", "bernoulli_", "cauchy_", "exponential_", "geometric_",
                 "log_normal_", "normal_", "uniform_"}
 _NO_METHOD = {"slice", "linalg_vector_norm", "combinations", "poisson"}
+# aten's namespaced ops (special_i1, linalg_det, fft_fft) are torch.special.i1 & co., never torch.<name>
+_NAMESPACED = ("special_", "linalg_", "fft_")
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
@@ -104,12 +106,13 @@ def _generated() -> None:
         first = entry.schema.arguments[0].name if entry.schema.arguments else ""
         numbers = _NUMBER_ARGS.get(name)
         combination = _COMBINATION_ERRORS.get(name, ())
-        if name not in _NO_FUNCTION:
+        published = name not in _NO_FUNCTION and not name.startswith(_NAMESPACED)
+        if published:
             FUNCTIONS[name] = build_entry(
                 entry, display=name, first_name="input" if first == "self" else None, out_entry=out_entry,
                 func_name=name, numbers=numbers, combination_errors=combination,
             )
-        if first == "self" and name not in _NOT_METHODS and name not in _NO_METHOD:
+        if first == "self" and name not in _NOT_METHODS and name not in _NO_METHOD and not name.startswith(_NAMESPACED):
             setattr(Tensor, name, build_entry(entry, display=name, func_name=name, numbers=numbers,
                                               combination_errors=combination, method=True))
             inplace = DISPATCHER.find(f"aten::{name}_" + (f".{entry.schema.overload_name}" if entry.schema.overload_name else ""))

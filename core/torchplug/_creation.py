@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _flags
 from ._aten import A
 from ._backends import backend_for
 from ._device import as_device, device, get_default_device
@@ -272,9 +272,10 @@ def _factory(op: Any, size: list[int], out: Any, dtype: Any, device: Any, requir
 
 def empty(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
-    """An uninitialized tensor."""
+    """An uninitialized tensor (filled with NaN / the largest value under deterministic algorithms)."""
     dt = _opt_dtype(dtype) or D.get_default_dtype()
-    return _factory(A.empty, _size_args(size), out, dt, device, requires_grad)
+    result = _factory(A.empty, _size_args(size), out, dt, device, requires_grad)
+    return _fill_uninitialized(result) if _flags._deterministic else result
 
 
 def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
@@ -304,7 +305,28 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialized tensor with the given strides."""
     dt = _opt_dtype(dtype) or D.get_default_dtype()
-    return _finish(A.empty_strided(list(size), list(stride), dtype=dt, device=device), requires_grad)
+    result = A.empty_strided(list(size), list(stride), dtype=dt, device=device)
+    if _flags._deterministic:
+        _fill_uninitialized(result)
+    return _finish(result, requires_grad)
+
+
+def _fill_uninitialized(t: Tensor) -> Tensor:
+    from .utils.deterministic import fill_if_deterministic
+
+    with _no_grad_fill():
+        return fill_if_deterministic(t)
+
+
+def _no_grad_fill() -> Any:
+    import contextlib
+
+    try:
+        from torchplug import no_grad
+
+        return no_grad()
+    except (ImportError, AttributeError, RuntimeError):  # no autograd plugin: nothing records anyway
+        return contextlib.nullcontext()
 
 
 def _like(fn: Any) -> Any:

@@ -92,6 +92,9 @@ def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     available = self._storage.nbytes // item
     if offset + numel > available:
         grown = A.empty([offset + numel], dtype=self._dtype, device=self._device)
+        from ..utils.deterministic import fill_if_deterministic
+
+        fill_if_deterministic(grown)  # the added part (torch fills it under deterministic algorithms)
         if available:
             old = A.as_strided(self, [available], [1], 0)
             A.copy_(A.narrow(grown, 0, 0, available), old)

@@ -162,8 +162,8 @@ class SingleDeviceRuntime:
 
 
 class HostRNG:
-    """RNG backed by a host ``torchplug.Generator`` (NumPy PCG64) per device index; index 0 of a
-    host device is ``torchplug.default_generator`` itself."""
+    """RNG backed by a host ``torchplug.Generator`` (mt19937, PyTorch's CPU engine) per device index;
+    index 0 of a host device is ``torchplug.default_generator`` itself."""
 
     def __init__(self, device_type: str, *, host: bool = False) -> None:
         self.device_type = device_type

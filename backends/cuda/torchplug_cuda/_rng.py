@@ -2,9 +2,10 @@
 
 Each device index has its own ``torchplug.Generator`` (``torchplug.cuda.manual_seed`` seeds
 the current device, ``manual_seed_all`` every device), so ``get_rng_state(i)``/``set_rng_state``
-round-trip per device as in ``torch.cuda``.  The numbers are drawn on the host (NumPy PCG64)
-and copied to the device by the shared random kernels; the streams therefore equal the cpu
-backend's for the same seed and differ from PyTorch's Philox streams, as the cpu backend's do.
+round-trip per device as in ``torch.cuda``.  The numbers are drawn on the host by the shared
+random kernels (the mt19937 engine of PyTorch's CPU generator) and copied to the device: each
+device is its own stream, equal to the CPU stream for the same seed and different from PyTorch's
+CUDA (Philox) streams.
 """
 
 from __future__ import annotations

@@ -484,3 +484,45 @@ def test_conjugate_and_negative_views_round_trip_through_save_like_torch():
         loaded.update(tp.load(io.BytesIO(buf.getvalue()), weights_only=True))
     assert loaded["c"].is_conj() and loaded["c"].tolist() == t.conj().tolist()
     assert loaded["n"].is_neg() and loaded["n"].tolist() == t.conj().imag.tolist()
+
+
+# ---- writes and reads through lazy views, against torch -------------------------------------------------
+def _semantics(m):
+    """What a script sees: errors of in-place writes to views of a leaf, and values after writes and reads."""
+    out = []
+    a = m.tensor([1 + 1j, 2j], requires_grad=True)
+    for write in (lambda: a.conj().mul_(2), lambda: a.real.mul_(2), lambda: a.conj().imag.mul_(2),
+                  lambda: m.view_as_real(a).zero_()):
+        try:
+            write()
+            out.append("ok")
+        except RuntimeError as exc:
+            out.append(str(exc))
+    with m.no_grad():
+        v = a.conj()
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+        v.mul_(2)
+    b = m.tensor([1 + 1j, 2j])
+    b.conj().add_(1j)
+    z = m.zeros(2, dtype=m.complex64)
+    m.add(m.tensor([1j, 2j]), 1, out=z.conj())
+    c = m.tensor([1 + 1j, 2j])
+    c.conj().copy_(m.tensor([5j, 1 + 0j]))
+    d = m.tensor([[1 + 1j, 2j], [3, 4j]])
+    d.mH[0, 1] = 9j
+    e = m.tensor([1 + 1j, 2j])
+    e.conj().fill_(3j)
+    f = m.tensor([1 + 1j, 2j])
+    f.conj()[f.real > 0] = 7j
+    out += [t.tolist() for t in (b, z, c, d, e, f)]
+    g = m.tensor([1 + 1j, 2j])
+    h = m.tensor([[1 + 1j, 2j]])
+    out += [m.stack([g.conj(), g]).tolist(), m.cat([g.conj(), g]).is_conj(), [t.is_conj() for t in h.conj().unbind(1)],
+            [t.tolist() for t in h.conj().split(1, 1)], g.conj().sum().tolist(), g.conj().abs().tolist(),
+            m.where(m.tensor([True, False]), g.conj(), g).tolist(), g.conj().to(m.complex128).tolist(),
+            g.conj().contiguous().is_conj(), g.conj().expand(2, 2).is_conj(), g.conj().detach().is_conj()]
+    return out
+
+
+def test_writes_and_reads_through_lazy_views_match_torch():
+    assert _semantics(tp) == _semantics(torch)

@@ -388,8 +388,16 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: random slopes in [lower, upper] when training, their mean otherwise."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    noise = A.uniform_(A.empty(list(input.shape), dtype=input.dtype, device=input.device), lower, upper)
-    out = A.where(A.ge(input, 0), input, A.mul(input, noise))
+    # As PyTorch's kernel: one double-precision U(lower, upper) draw per element <= 0, in row-major
+    # order, none for the rest (so the generator advances as torch's does); slope 1 elsewhere.
+    import torchplug
+
+    with _no_grad():
+        neg = A.le(input, 0)
+        draws = torchplug.empty(int(A.sum(neg).item()), dtype=D.float64, device=input.device).uniform_(lower, upper)
+        noise = torchplug.ones(list(input.shape), dtype=input.dtype, device=input.device)
+        noise[neg] = draws.to(input.dtype)
+    out = A.mul(input, noise)
     if inplace:
         A.copy_(input, out)
         return input

@@ -29,3 +29,12 @@ if _impl is not None:
                 __all__.append(_name)
 
 _ = _compositions
+
+# Functions neither the core nor the reference compositions provide (losses, sampling, pooling extras).
+from . import _ctc, _functional_losses, _functional_spatial  # noqa: E402
+
+for _mod in (_functional_losses, _functional_spatial, _ctc):
+    for _name in _mod.__all__:
+        if _name not in __all__:  # a core kernel of the same name wins
+            globals()[_name] = getattr(_mod, _name)
+            __all__.append(_name)

@@ -16,3 +16,10 @@ from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .unpooling import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403,E402
+from .channelshuffle import *  # noqa: F401,F403,E402
+from .distance import *  # noqa: F401,F403,E402
+from .fold import *  # noqa: F401,F403,E402
+from .padding import *  # noqa: F401,F403,E402
+from .pixelshuffle import *  # noqa: F401,F403,E402
+from .upsampling import *  # noqa: F401,F403,E402

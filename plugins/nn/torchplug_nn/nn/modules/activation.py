@@ -15,7 +15,7 @@ from .module import Module
 __all__ = [
     "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "LeakyReLU", "ELU",
     "SELU", "CELU", "Softplus", "Mish", "Hardtanh", "Hardswish", "Hardsigmoid", "LogSigmoid", "Softsign",
-    "Tanhshrink", "Threshold", "Hardshrink", "Softshrink", "GLU", "PReLU", "MultiheadAttention",
+    "Tanhshrink", "Threshold", "Hardshrink", "Softshrink", "GLU", "PReLU", "MultiheadAttention", "Softmax2d", "RReLU",
 ]
 
 
@@ -324,3 +324,26 @@ class MultiheadAttention(Module):
 
 
 _ = torchplug
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input: Any) -> Any:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, their mean in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Any) -> Any:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

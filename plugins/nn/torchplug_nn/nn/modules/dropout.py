@@ -7,7 +7,7 @@ from typing import Any
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -40,3 +40,17 @@ class Dropout2d(_DropoutNd):
 
 class Dropout3d(_DropoutNd):
     _fn = "dropout3d"
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps zero mean and unit variance (for SELU networks)."""
+
+    def forward(self, input: Any) -> Any:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels."""
+
+    def forward(self, input: Any) -> Any:
+        return F.feature_alpha_dropout(input, self.p, self.training)

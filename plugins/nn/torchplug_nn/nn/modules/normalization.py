@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any
 
@@ -14,7 +15,7 @@ from ._factory import empty
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class _NormBase(Module):
@@ -237,3 +238,93 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+
+
+class LocalResponseNorm(Module):
+    """Normalize each element by the mean square over ``size`` neighbouring channels (AlexNet)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_scale(input: Any, size: int, alpha: float, k: float) -> Any:
+    """The legacy (Lua Torch) cross-channel LRN scale, vectorised with a cumsum over channels.
+
+    Its running-sum update never drops channel 0 from the window (it subtracts only channels
+    ``1..c-pre_pad``), so the window of channel c is {0} plus [c-pre_pad+1, c+pre_pad-1]; kept as is.
+    """
+    c = input.size(1)
+    pre_pad = int((size - 1) / 2 + 1)
+    csum = (input * input).cumsum(1)
+    hi = torchplug.arange(c, device=input.device).add(pre_pad - 1).clamp(max=c - 1)
+    lo = torchplug.arange(c, device=input.device).sub(pre_pad)
+    window = csum.index_select(1, hi)
+    dropped = csum.index_select(1, lo.clamp(min=0)) - csum.narrow(1, 0, 1)
+    keep = (lo >= 1).to(input.dtype).reshape(1, c, 1, 1)
+    return (window - dropped * keep) * (alpha / size) + k
+
+
+def _cross_map_grad(input: Any, output: Any, scale: Any, grad_output: Any, size: int, alpha: float,
+                    beta: float) -> Any:
+    """PyTorch's hand-written backward for it (a symmetric window of ``size`` channels), vectorised."""
+    c = input.size(1)
+    inverse_pre_pad = int(size - (size - 1) / 2)
+    ratio = grad_output * output / scale
+    zero = torchplug.zeros_like(ratio.narrow(1, 0, 1))
+    prefix = torchplug.cat([zero, ratio.cumsum(1)], 1)  # prefix[i] = sum of ratio[:i]
+    ch = torchplug.arange(c, device=input.device)
+    lo = (ch - inverse_pre_pad).clamp(0, c)
+    hi = (ch + size - inverse_pre_pad).clamp(0, c)
+    accum = prefix.index_select(1, hi) - prefix.index_select(1, lo)
+    return scale.pow(-beta) * grad_output - (2 * alpha * beta / size) * input * accum
+
+
+@functools.cache
+def _cross_map_function() -> Any:
+    """The autograd Function (built once, on first use, as the autograd plugin may be absent)."""
+    from torchplug.autograd import Function
+
+    class CrossMapLRN2dFunction(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, size: int, alpha: float, beta: float, k: float) -> Any:
+            scale = _cross_map_scale(x, size, alpha, k)
+            out = x * scale.pow(-beta)
+            ctx.save_for_backward(x, out, scale)
+            ctx.params = (size, alpha, beta)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: Any) -> Any:
+            x, out, scale = ctx.saved_tensors
+            return _cross_map_grad(x, out, scale, grad_output, *ctx.params), None, None, None, None
+
+    return CrossMapLRN2dFunction
+
+
+def _cross_map_lrn2d(input: Any, size: int, alpha: float, beta: float, k: float) -> Any:
+    if input.dim() != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+    if not _grad.autograd_available():
+        return input * _cross_map_scale(input, size, alpha, k).pow(-beta)
+    return _cross_map_function().apply(input, size, alpha, beta, k)
+
+
+class CrossMapLRN2d(Module):
+    """Cross-channel local response normalization of 4-D inputs, as Lua Torch's ``SpatialCrossMapLRN``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:
+        return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -64,6 +64,7 @@ def test_torch_save_then_load():
 def test_state_dict_round_trips_both_ways(tmp_path):
     ours = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.LazyLinear(3)) if hasattr(nn, "LazyLinear") \
         else nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.Linear(8, 3))
+    ours.eval()(tp.zeros(1, 1, 4, 4))  # materializes a lazy layer (torch cannot save an uninitialized one either)
     path = tmp_path / "model.pt"
     tp.save(ours.state_dict(), path)
     ref = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2), torch.nn.Flatten(), torch.nn.Linear(8, 3))

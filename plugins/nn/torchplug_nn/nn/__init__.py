@@ -6,9 +6,11 @@ from . import functional, init, parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from . import modules as _modules_pkg  # noqa: E402
 from .modules.module import Module  # noqa: F401
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from . import utils  # noqa: F401,E402
+from . import parallel  # noqa: F401,E402
 
-__all__ = ["Module", "Parameter", "Buffer", "functional", "init", "utils", "parameter", "modules"]
+__all__ = ["Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
+           "parameter", "modules", "parallel"]
 __all__ += [n for n in dir(_modules_pkg) if not n.startswith("_") and n[0].isupper()]
 modules = _modules_pkg

@@ -7,7 +7,8 @@ from typing import Any
 import torchplug
 from torchplug._tensor import Tensor, autograd_hooks
 
-__all__ = ["Parameter", "Buffer", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "UninitializedTensorMixin",
+           "is_lazy"]
 
 
 def _share(cls: type, data: Tensor) -> Any:
@@ -101,5 +102,84 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         return t
 
 
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (lazy modules): it holds no data until
+    :meth:`materialize`, which turns it into ``cls_to_become`` in place."""
+
+    cls_to_become: type
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Give the tensor uninitialized storage of ``shape`` and make it a plain ``cls_to_become``."""
+        from torchplug._dispatch.keys import AUTOGRAD_BAND
+
+        device = self._device if device is None else device
+        dtype = self._dtype if dtype is None else dtype
+        flag = self._requires_grad
+        new = torchplug.empty(shape, device=device, dtype=dtype)
+        self._data, self._dtype, self._device, self._storage = new._data, new._dtype, new._device, new._storage
+        self._keyset = new._keyset & ~AUTOGRAD_BAND
+        self._requires_grad = False
+        self.__class__ = self.cls_to_become
+        if flag:
+            _set_requires_grad(self, True)
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self) -> Any:
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize the "
+            "parameters before calling `module.share_memory()`.")
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto: int) -> Any:
+        return (self.__class__, (self.requires_grad,))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter of a lazy module before its first forward; it becomes a ``Parameter`` (the same
+    object, so optimizers built before the first forward update it)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        p = _share(cls, torchplug.empty(0, device=device, dtype=dtype))
+        if requires_grad:
+            _set_requires_grad(p, True)
+        return p
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedParameter:
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self._device, self._dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of a lazy module before its first forward; it becomes a plain ``Tensor``."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> UninitializedBuffer:
+        t = _share(cls, torchplug.empty(0, device=device, dtype=dtype))
+        if requires_grad:
+            _set_requires_grad(t, True)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
 def is_lazy(param: Any) -> bool:
-    return False
+    """Whether ``param`` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)

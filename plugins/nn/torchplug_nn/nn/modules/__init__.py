@@ -23,3 +23,6 @@ from .fold import *  # noqa: F401,F403,E402
 from .padding import *  # noqa: F401,F403,E402
 from .pixelshuffle import *  # noqa: F401,F403,E402
 from .upsampling import *  # noqa: F401,F403,E402
+from .data_parallel import *  # noqa: F401,F403,E402
+from .lazy import *  # noqa: F401,F403,E402
+from .sync_batchnorm import *  # noqa: F401,F403,E402

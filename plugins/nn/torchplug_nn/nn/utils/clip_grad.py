@@ -10,7 +10,7 @@ from torchplug._tensor import Tensor
 
 from ... import _grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _grads(parameters: Any) -> list[Tensor]:
@@ -73,3 +73,15 @@ def clip_grad_value_(parameters: Any, clip_value: float, foreach: Any = None) ->
     with _grad.no_grad():
         for g in _grads(parameters):
             g.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Tensor, foreach: Any = None) -> None:
+    """Scale the gradients in place by ``min(1, max_norm / (total_norm + 1e-6))`` (``total_norm`` precomputed,
+    e.g. by :func:`get_total_norm`)."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    clip_coef_clamped = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+    with _grad.no_grad():
+        for g in grads:
+            g.mul_(clip_coef_clamped.to(g.device))

@@ -526,3 +526,22 @@ def _semantics(m):
 
 def test_writes_and_reads_through_lazy_views_match_torch():
     assert _semantics(tp) == _semantics(torch)
+
+
+def test_complex_module_warns_and_trains_like_torch():
+    def run(m):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 2)
+        with pytest.warns(UserWarning) as record:
+            lin.to(m.complex128)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(_rand((2, 3), 21)))
+            lin.bias.copy_(m.tensor(_rand((2,), 22)))
+        y = lin(m.tensor(_rand((4, 3), 23)))
+        y.abs().sum().backward()
+        return [str(r.message) for r in record], y.tolist(), lin.weight.grad.tolist(), lin.bias.grad.tolist()
+
+    ours, theirs = run(tp), run(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)

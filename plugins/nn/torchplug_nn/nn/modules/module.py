@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
@@ -474,6 +475,14 @@ class Module:
         device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may change, and some modules "
+                "might not work as expected when using complex tensors as parameters or buffers. Please file an issue "
+                "at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a complex module does not "
+                "work as expected.",
+                stacklevel=2,
+            )
 
         def convert(t: Tensor) -> Tensor:
             kw: dict[str, Any] = {}

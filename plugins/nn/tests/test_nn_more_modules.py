@@ -226,6 +226,14 @@ def test_fractional_max_pool2d_with_samples(dtype, kernel, output):
     np.testing.assert_array_equal(to_np(ip), it.numpy())
 
 
+def test_fractional_max_pool2d_unbatched_and_ratio():
+    x = _r(3, 6, 8)
+    samples = rng.random((1, 3, 2))
+    _compare(lambda a, s: TF.fractional_max_pool2d(a, (2, 3), output_ratio=(0.5, 0.6), _random_samples=s),
+             lambda a, s: F.fractional_max_pool2d(a, (2, 3), output_ratio=(0.5, 0.6), _random_samples=s),
+             [x, samples], ng=1)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_fractional_max_pool3d_with_samples(dtype):
     x = _r(2, 3, 5, 6, 7).astype(dtype)

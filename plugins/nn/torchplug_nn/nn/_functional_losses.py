@@ -85,7 +85,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     raise ValueError(reduction + " is not valid")
 
 
-def _margin_shapes(input: Tensor, target: Tensor, name: str) -> tuple[int, int]:
+def _margin_shapes(input: Tensor) -> tuple[int, int]:
     """(nframe, dim) of a multi-class margin loss, with ATen's shape checks."""
     nd = input.dim()
     if not ((nd == 2 and input.size(1) != 0) or (nd == 1 and input.size(0) != 0) or nd == 0):
@@ -104,7 +104,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    nframe, dim = _margin_shapes(input, target, "multi_margin_loss")
+    nframe, dim = _margin_shapes(input)
     if not (target.dim() <= 1 and target.numel() == nframe):
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
@@ -132,7 +132,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
                            reduction: str = "mean") -> Tensor:
     """Multi-label hinge loss; ``target`` lists class indices per sample, ended by the first ``-1``."""
     enum = _reduction(size_average, reduce, reduction)
-    nframe, dim = _margin_shapes(input, target, "multilabel_margin_loss")
+    nframe, dim = _margin_shapes(input)
     nd = input.dim()
     if nd <= 1:
         if target.dim() > 1 or target.numel() != dim:

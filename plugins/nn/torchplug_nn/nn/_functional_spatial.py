@@ -183,7 +183,7 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
     if samples.size(1) != c:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.size(0) != n:
-        raise RuntimeError(f"Expect _random_samples.size(0) no less than input batch size.")
+        raise RuntimeError("Expect _random_samples.size(0) no less than input batch size.")
     spatial = list(input.shape[-nd:])
     words = ["time", "height", "width"][3 - nd:]
     prefix = "fractional_max_pool2d()" if nd == 2 else "fractional_max_pool3d_out()"

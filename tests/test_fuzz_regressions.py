@@ -663,6 +663,18 @@ ACCEPTED = {
     "log_softmax_empty_to_int64": lambda L: _shape_dtype(L.log_softmax(L.zeros(1, 3, 0, 0, dtype=L.int8), 2,
                                                                        dtype=L.int64)),
     "softmax_int64_refused": lambda L: L.softmax(L.zeros(2, dtype=L.int64), 0),
+    # torch.tensor: the sizes follow the first element; with no element stored, no other length is checked
+    "issue_tensor_ragged_empty": lambda L: _shape_dtype(L.tensor([[[]], [[]], []], dtype=L.bool)),
+    "tensor_ragged_empty_default_dtype": lambda L: _shape_dtype(L.tensor([[[], []], [[]]])),
+    "tensor_ragged_empty_ignores_numbers": lambda L: _shape_dtype(L.tensor([[], [1]])),
+    "tensor_ragged_refused": lambda L: L.tensor([[1, 2], [3]]),
+    "tensor_ragged_deeper_refused": lambda L: L.tensor([[[1], [2]], [[3]]]),
+    "tensor_overflow_before_later_length": lambda L: L.tensor([[0.5, -1.5], [0.5]], dtype=L.uint8),
+    "tensor_complex_into_int_before_length": lambda L: L.tensor([[1j, 2], [3]], dtype=L.int8),
+    "tensor_number_for_sequence": lambda L: L.tensor([[1, 2], 3]),
+    "tensor_sequence_for_number": lambda L: L.tensor([1.5, [2]]),
+    "tensor_mixed_ints_wrap_into_uint8": lambda L: L.tensor([[-4, 0.5, True], [True, -4, 4]], dtype=L.uint8),
+    "tensor_mixed_float_negative_uint8": lambda L: L.tensor([-4, -0.5], dtype=L.uint8),
     "log_softmax_bool_refused": lambda L: L.log_softmax(L.zeros(2, 2, dtype=L.bool), 0),
 }
 
@@ -732,3 +744,53 @@ KERNEL_DTYPES = {
 @pytest.mark.parametrize("name", sorted(KERNEL_DTYPES))
 def test_kernel_dtypes_as_torch(name):
     check_same(KERNEL_DTYPES[name], message_chars=80, rel=1e-5)
+
+
+# ---- numbers outside the dtype's range: c10's checked conversion, where torch converts --------------------------
+_F = lambda L: L.nn.functional  # noqa: E731
+OVERFLOW = {
+    "issue_linspace_negative_float_uint8": lambda L: L.linspace(-3.0, 0.0, 7, dtype=L.uint8),
+    "linspace_end_int8": lambda L: L.linspace(0, 300, 2, dtype=L.int8),
+    "linspace_float16_end": lambda L: L.linspace(0, 1e5, 3, dtype=L.float16),
+    "linspace_one_step_checks_start": lambda L: L.linspace(-3.0, 0.0, 1, dtype=L.uint8),
+    "linspace_one_step_ignores_end": lambda L: L.linspace(0, 1e5, 1, dtype=L.float16),
+    "linspace_no_step_checks_nothing": lambda L: L.linspace(-3.0, 0.0, 0, dtype=L.uint8),
+    "linspace_negative_int_wraps_into_uint8": lambda L: L.linspace(-1, 0, 7, dtype=L.uint8),
+    "linspace_bool_one_step": lambda L: L.linspace(2, 0, 1, dtype=L.bool),
+    "linspace_bool_empty": lambda L: L.linspace(0.0, 0.0, 0, dtype=L.bool),
+    "linspace_bool_refused": lambda L: L.linspace(0, 2, 2, dtype=L.bool),
+    "linspace_complex_bounds_real_dtype": lambda L: L.linspace(0, 1 + 1j, 2, dtype=L.int64),
+    "issue_full_float16_two_elements": lambda L: L.full((2,), 1e5, dtype=L.float16),
+    "full_float16_one_element_rounds": lambda L: L.full((1,), 1e5, dtype=L.float16),
+    "full_bfloat16_empty": lambda L: L.full((0,), 1e39, dtype=L.bfloat16),
+    "full_float32_one_element": lambda L: L.full((1,), 1e39, dtype=L.float32),
+    "fill_float16_one_element_rounds": lambda L: L.zeros(1, dtype=L.float16).fill_(1e5),
+    "issue_masked_fill_negative_float_uint8": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(
+        L.tensor([True, False]), -1.5),
+    "masked_fill_nothing_masked_still_checked": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(
+        L.tensor([False, False]), L.tensor(-3.0625, dtype=L.bfloat16)),
+    "masked_fill_large_int_float16": lambda L: L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), 2**40),
+    "masked_fill_negative_int_wraps_uint8": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), -1),
+    "issue_clamp_float16_bound": lambda L: L.clamp(L.zeros(2, dtype=L.float16), 1e5),
+    "clamp_uint8_max_300": lambda L: L.clamp(L.zeros(2, dtype=L.uint8), None, 300),
+    "clamp_empty_int8_checked": lambda L: L.clamp(L.zeros(0, dtype=L.int8), -129),
+    "clamp_int_float_bound_promotes": lambda L: L.clamp(L.zeros(2, dtype=L.int16), 1e39),
+    "clamp_uint8_in_range_ok": lambda L: L.clamp(L.tensor([1, 9], dtype=L.uint8), 2, 5),
+    "issue_pad_uint8_negative": lambda L: _F(L).pad(L.tensor([2], dtype=L.uint8), (1, 0), value=-1),
+    "pad_nothing_padded_nothing_converted": lambda L: _F(L).pad(L.tensor([2], dtype=L.uint8), (0, 0), value=1e5),
+    "pad_only_narrowed_nothing_converted": lambda L: _F(L).pad(L.tensor([2, 3], dtype=L.int8), (-1, 0), value=300),
+    "pad_bool_value": lambda L: _F(L).pad(L.zeros(2, dtype=L.int8), (1, 0), value=True),
+    "constant_pad_nd_int_wraps": lambda L: L.constant_pad_nd(L.zeros(1, dtype=L.uint8), (1, 0), -1),
+    "tensor_uint8_300": lambda L: L.tensor(300, dtype=L.uint8),
+    "scatter_value_uint8": lambda L: L.zeros(2, dtype=L.uint8).scatter(0, L.tensor([0]), -1.5),
+    # arange: the kernel refuses bool and complex before checking the bounds
+    "issue_arange_bool_negative_end": lambda L: L.arange(-1, dtype=L.bool),
+    "arange_complex_backwards": lambda L: L.arange(1, -1, dtype=L.complex128),
+    "arange_bool_zero_step": lambda L: L.arange(0, 1, 0, dtype=L.bool),
+    "arange_int8_backwards_refused": lambda L: L.arange(1, -1, dtype=L.int8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERFLOW))
+def test_number_out_of_range_as_torch(name):
+    check_same(OVERFLOW[name], message_chars=80)

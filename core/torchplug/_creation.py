@@ -56,9 +56,26 @@ def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
             D.from_numpy_dtype(arr.dtype)  # raises TypeError for unsupported dtypes
     else:
         data = _unwrap(data)
-        _check_ragged(data)
+        try:
+            _check_ragged(data)
+        except ValueError:
+            shape = _first_shape(data)
+            if 0 in shape:  # torch stores nothing, so it looks at no other sequence
+                return np.zeros(shape, (dtype or D.get_default_dtype()).numpy_dtype)
+            _store_order_check(data, shape, dtype)  # the error torch's element-by-element store meets first
+            raise
         arr = np.array(data)
-        _check_python_values(arr, dtype)
+        try:
+            _check_python_values(arr, dtype)
+        except RuntimeError:
+            if arr.dtype.kind != "f" or dtype is None or dtype not in _INTEGRAL:
+                raise
+            # ints among floats: torch converts each number by its own type (-4 wraps into uint8, -4.0 does not)
+            shape = _first_shape(data)
+            _store_order_check(data, shape, dtype)
+            values: list[int] = []
+            _flat_ints(data, values)
+            return np.array(values, np.int64).astype(dtype.numpy_dtype).reshape(shape)
         numpy_typed = _numpy_inferred(data) if dtype is None else None
         if numpy_typed is not None:  # NumPy scalars/arrays inside keep their dtypes, as in torch
             arr = arr.astype(numpy_typed.numpy_dtype)
@@ -176,6 +193,64 @@ def _check_ragged(data: Any, dim: int = 0) -> tuple[int, ...]:
         got = bad[0] if bad else 0
         raise ValueError(f"expected sequence of length {first_len} at dim {dim + 1} (got {got})")
     return (len(data), *(shapes[0] if shapes else ()))
+
+
+_INTEGRAL = frozenset((D.uint8, D.int8, D.int16, D.int32, D.int64))
+
+
+def _first_shape(data: Any) -> tuple[int, ...]:
+    """torch's compute_sizes: the lengths along the first element at each level."""
+    shape: list[int] = []
+    while isinstance(data, list):
+        shape.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return (*shape, *np.shape(data)) if isinstance(data, np.ndarray) else tuple(shape)
+
+
+def _store_order_check(data: Any, shape: tuple[int, ...], dtype: D.dtype | None, dim: int = 0,
+                       real: bool | None = None) -> None:
+    """Raise the first error torch's recursive_store meets, element by element in storage order: a
+    sequence of another length, a number where a sequence belongs, a number ``dtype`` cannot hold."""
+    if real is None:  # the result's kind: a list where a number belongs is refused in its words
+        first = data
+        while isinstance(first, list) and first:
+            first = first[0]
+        real = dtype.is_floating_point if dtype is not None else isinstance(first, float)
+    if dim == len(shape):
+        if isinstance(data, list):  # a sequence where the first element had a number
+            raise TypeError("must be real number, not list" if real else "'list' object cannot be interpreted as an "
+                            "integer")
+        if dtype is not None and not isinstance(data, np.ndarray):
+            _check_number(data, dtype)
+        return
+    if not isinstance(data, (list, np.ndarray)):
+        raise TypeError("not a sequence")
+    if len(data) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
+    for item in data:
+        _store_order_check(item, shape, dtype, dim + 1, real)
+
+
+def _check_number(value: Any, dtype: D.dtype) -> None:
+    if dtype is D.bool_ or isinstance(value, bool):
+        return
+    if isinstance(value, complex) and not dtype.is_complex:
+        if dtype.is_floating_point:
+            raise TypeError("must be real number, not complex")
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if dtype in _INTEGRAL and isinstance(value, (int, float)):
+        _check_python_values(np.array([value]), dtype)
+
+
+def _flat_ints(data: Any, out: list[int]) -> None:
+    """The numbers of (checked) nested lists as ints, in order: a float truncated, as C++ converts it."""
+    if isinstance(data, list):
+        for item in data:
+            _flat_ints(item, out)
+    else:
+        out.append(int(data))
 
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -296,9 +371,10 @@ def full(size: Sequence[int], fill_value: Any, *, out: Any = None, dtype: Any = 
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _opt_dtype(dtype)
-    if dt is not None:
+    shape = _size_args((size,))
+    if dt is not None and math.prod(shape) == 1:  # (torch fills one element unchecked; more with fill_'s check)
         fill_value = unchecked_low_precision(fill_value, dt)
-    return _factory(A.full, _size_args((size,)), out, dtype, device, requires_grad, fill_value)
+    return _factory(A.full, shape, out, dtype, device, requires_grad, fill_value)
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
@@ -363,14 +439,19 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None, d
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = values
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dt = _opt_dtype(dtype)
     if dt is None:
         dt = D.get_default_dtype() if any(isinstance(v, float) for v in values) else D.int64
+    if dt in _ARANGE_DTYPES:  # (for another dtype the backend's kernel refuses it first, as torch's dispatch does)
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if (end - start) * step < 0:
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     return _factory_direct(A.arange, out, requires_grad, start, end, step, dtype=dt, device=device)
+
+
+# the dtypes torch's arange kernels compute (AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16))
+_ARANGE_DTYPES = frozenset((D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32, D.float64))
 
 
 def _factory_direct(op: Any, out: Any, requires_grad: bool, *args: Any, **kwargs: Any) -> Tensor:
@@ -389,7 +470,18 @@ def linspace(start: Any, end: Any, steps: int, *, out: Any = None, dtype: Any = 
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _opt_dtype(dtype) or D.get_default_dtype()
+    _complex_bounds_check("linspace", start, end, dt)
     return _factory_direct(A.linspace, out, requires_grad, start, end, steps, dtype=dt, device=device)
+
+
+def _complex_bounds_check(name: str, start: Any, end: Any, dt: D.dtype) -> None:
+    """torch refuses complex bounds for a real result dtype (rather than dropping the imaginary part)."""
+    if dt.is_complex or not any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex)
+                                for v in (start, end)):
+        return
+    inferred = "c10::complex<double>" if D.get_default_dtype() is D.float64 else "c10::complex<float>"
+    raise RuntimeError(f"torchplug.{name}(): inferred dtype {inferred} can't be safely cast to passed dtype "
+                       f"{D._torch_scalar_name(dt)}")
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any = None, dtype: Any = None,
@@ -398,6 +490,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _opt_dtype(dtype) or D.get_default_dtype()
+    _complex_bounds_check("logspace", start, end, dt)
     return _factory_direct(A.logspace, out, requires_grad, start, end, steps, float(base), dtype=dt, device=device)
 
 

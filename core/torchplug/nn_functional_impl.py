@@ -602,6 +602,8 @@ def one_hot(tensor, num_classes=-1):
 # ---- padding / resampling -------------------------------------------------------------------------------------------
 def pad(input, pad, mode="constant", value=None):
     """Pad the trailing dims (``pad`` lists (left, right) pairs from the last dim backwards)."""
+    if value.__class__ is bool:  # torch's float argument takes a bool
+        value = float(value)
     return A.pad(input, list(pad), mode, value)
 
 

@@ -300,7 +300,11 @@ def fill_(self, value):
     dt = self._dtype
     if value.__class__ is float and dt._category == 2:
         if dt is not D.float64 and _FLOAT_MAX[dt.name] < abs(value) < _INF:
-            raise _overflow(dt)
+            if data.size != 1 or dt is D.float32:  # one float16/bfloat16 element: torch's scalar_fill rounds
+                raise _overflow(dt)
+            with np.errstate(over="ignore"):
+                data.fill(value)
+            return self
         data.fill(value)
         return self
     check_scalar_fits(value, dt)

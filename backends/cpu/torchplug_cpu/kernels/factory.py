@@ -11,7 +11,7 @@ from torchplug import _dtype as D
 from torchplug.library import KernelTable
 from torchplug_cpu import _stream
 
-from .core import fresh
+from .core import check_scalar_fits, fresh
 
 TABLE = KernelTable("CPU")
 
@@ -66,18 +66,23 @@ def _steps_check(op: str, steps: int) -> None:
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     dt = dtype or D.get_default_dtype()
     _steps_check("linspace", steps)
-    if dt is D.bool_:
-        raise _not_implemented("linspace_cpu", dt)
     npdt = dt.numpy_dtype
+    # PyTorch: no step fills nothing, one step fills start (a checked conversion), more run the kernel
+    # (its dtype list, then both ends converted with checks)
     if steps == 0:
         return fresh(np.empty((0,), npdt))
+    check_scalar_fits(start, dt)
     if steps == 1:
         return fresh(np.full((1,), start if dt._category == 3 else _real(start)).astype(npdt))
+    if dt is D.bool_:
+        raise _not_implemented("linspace_cpu", dt)
+    check_scalar_fits(end, dt)
     # PyTorch's kernel: step in the result type (double for integers); the first half counts up
     # from start, the second half down from end.
     if dt._category == 1:
         work = np.float64
-        s, e = float(int(_real(start))), float(int(_real(end)))  # start/end converted to the int type first
+        # start/end converted to the int type first (an int wraps: -1 is 255 in uint8)
+        s, e = (float(np.array(int(_real(v)), np.int64).astype(npdt)) for v in (start, end))
     elif dt._category == 3:
         work = npdt
         s, e = complex(start), complex(end)

@@ -128,19 +128,6 @@ ALLOWED: list[Allowance] = [
         "autograd, torchplug returns it", "RuntimeError 'Autograd not support dtype: Short'", known_defect=True,
         torch_error="RuntimeError: Autograd not support dtype"),
     Allowance(
-        "dtype-coverage", ("round", "cumsum", "cumprod", "max_pool1d", "max_pool2d", "mse_loss", "l1_loss", "conv1d",
-                           "conv2d", "pad"), ("silent_accept",),
-        "torchplug computes dtypes torch's CPU kernels do not implement (round(decimals=) of integers, cumsum/"
-        "cumprod to bool, integer pooling/convolution, integer and complex mse_loss, bool replicate padding)",
-        "NotImplementedError '\"round_vml_cpu\" not implemented for 'Int'' and the like (AT_DISPATCH lists)",
-        known_defect=True, torch_error='NotImplementedError: "'),
-    Allowance(
-        "not-implemented-type", ("mse_loss", "arange"), ("type_mismatch",),
-        "for a dtype torch's kernel does not implement (NotImplementedError), torchplug's own check raises "
-        "RuntimeError (mse_loss of integers or bool, arange(dtype=bool))",
-        "NotImplementedError '\"mse_cpu\" not implemented for 'Int''", known_defect=True,
-        torch_error='NotImplementedError: "', ours_error="RuntimeError: "),
-    Allowance(
         "index-dtype", ("Tensor.index_put", "cross_entropy", "nll_loss", "setitem"), ("silent_accept",),
         "torchplug accepts index/target dtypes torch rejects (int16 indices, uint8 class targets, uint8 masks "
         "in x[mask] = v)",
@@ -149,13 +136,6 @@ ALLOWED: list[Allowance] = [
         known_defect=True, torch_error=("IndexError: tensors used as indices must be",
                                         "RuntimeError: expected scalar type Long but found",
                                         "RuntimeError: masked_fill_ only supports boolean masks")),
-    Allowance(
-        "fill-overflow", ("full", "full_like", "linspace", "pad", "masked_fill", "scatter", "clamp", "tensor"),
-        ("silent_accept",),
-        "a number outside the dtype's range (-1.5 into uint8, 1e5 as a float16 clamp bound) wraps or becomes "
-        "inf instead of raising",
-        "RuntimeError 'value cannot be converted to type uint8_t without overflow'", known_defect=True,
-        torch_error="RuntimeError: value cannot be converted to type"),
     Allowance(
         "adaptive-pool-empty-backward", ("adaptive_avg_pool2d",), ("silent_accept",),
         "the backward of adaptive_avg_pool2d with an empty output runs (torch rejects it)",

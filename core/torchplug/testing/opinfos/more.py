@@ -146,6 +146,24 @@ def _max_unpool(nd: int):
     return gen
 
 
+def _inplace_view(*args):
+    def gen(dtype: str) -> Iterator[SampleInput]:
+        yield S((T((2, 3)), *args), name="2d")
+        yield S((T((2, 3), noncontig=True), *args), name="noncontig")
+    return gen
+
+
+def _squeeze_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((2, 1, 3, 1)),), name="all")
+    yield S((T((2, 1, 3, 1)), 1), name="dim")
+    yield S((T((2, 1, 3, 1)), (1, 3)), name="dims")
+
+
+def _resize_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((2, 3)), (3, 2)), name="same_numel")
+    yield S((T((2, 3)), (2, 2)), name="smaller")
+
+
 _SCAN_DTYPES = ("float32", "float64")
 
 OPS = [
@@ -185,4 +203,12 @@ OPS = [
            meta_ok=False),
     *(OpInfo(f"nn.functional.max_unpool{nd}d", _max_unpool(nd), dtypes=("float32", "float64"))
       for nd in (1, 2, 3)),
+    # metadata changed in place (Tensor methods only)
+    OpInfo("Tensor.t_", _inplace_view(), dtypes=("int64", "float32")),
+    OpInfo("Tensor.unsqueeze_", _inplace_view(1), dtypes=("int64", "float32")),
+    OpInfo("Tensor.transpose_", _inplace_view(0, 1), dtypes=("int64", "float32")),
+    OpInfo("Tensor.swapdims_", _inplace_view(1, 0), dtypes=("int64", "float32")),
+    OpInfo("Tensor.swapaxes_", _inplace_view(0, -1), dtypes=("int64", "float32")),
+    OpInfo("Tensor.squeeze_", _squeeze_, dtypes=("int64", "float32")),
+    OpInfo("Tensor.resize_", _resize_, dtypes=("int64", "float32")),
 ]

@@ -683,3 +683,15 @@ def test_fill_uninitialized_memory_off_leaves_memory_alone(deterministic):
     assert np.isnan(fill_if_deterministic(t).numpy()).all()
     tp.use_deterministic_algorithms(False)
     assert fill_if_deterministic(tp.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_the_batch_frequency():
+    # torch's F.embedding applies the documented rule (gradient / frequency of the index in the batch);
+    # torch's embedding_bag backward does not (e.g. index 5 of [3, 3, 5, 0] gets 0.5): torchplug follows
+    # the documented rule in both, so it is compared with F.embedding's gradient here
+    w = RNG.standard_normal((7, 3))
+    idx = np.array([3, 3, 5, 0, 1, 3])
+    weight, tweight = tp.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    F.embedding_bag(tp.tensor(idx), weight, tp.tensor([0, 1, 3]), mode="sum", scale_grad_by_freq=True).sum().backward()
+    TF.embedding(torch.tensor(idx), tweight, scale_grad_by_freq=True).sum().backward()
+    _same(weight.grad, tweight.grad)

@@ -201,11 +201,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on GitHub.")
-    return _bags(weight, input, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
+    return _bags(weight, input, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
+                 scale_grad_by_freq)
 
 
 def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_weights: Tensor | None,
-          include_last_offset: bool, padding_idx: int | None) -> Tensor:
+          include_last_offset: bool, padding_idx: int | None, scale_grad_by_freq: bool = False) -> Tensor:
     """ATen's embedding_bag forward (EmbeddingBag.cpp) as index_add / index_reduce over bag ids."""
     if input._dtype not in (D.int64, D.int32) or offsets._dtype not in (D.int64, D.int32):
         raise RuntimeError("embedding_bag: expected indices and offsets to be int32 or int64 tensors, but got "
@@ -232,7 +233,7 @@ def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_
         keep = A.logical_and(keep, A["ne.Tensor"](input, padding_idx))
     chosen = A.masked_select(positions, keep)
     bag = A.index_select(bag, 0, chosen)
-    rows = A.embedding(weight, A.index_select(A._to_copy(input, dtype=D.int64), 0, chosen))
+    rows = A.embedding(weight, A.index_select(A._to_copy(input, dtype=D.int64), 0, chosen), -1, scale_grad_by_freq)
     if per_sample_weights is not None:
         rows = A.mul(rows, A.unsqueeze(A.index_select(per_sample_weights, 0, chosen), 1))
     zeros = A.zeros(out_shape, dtype=weight._dtype, device=weight._device)

@@ -438,9 +438,9 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     d = _wrap_dim(dim, self.dim())
     size = self.shape[d]
     split_size = (size + chunks - 1) // chunks
-    if split_size == 0 and size == 0:
-        return _multi_views([A.narrow(self, d, 0, 0) for _ in range(chunks)], "Split")
-    return split(self, split_size, d)
+    if split_size == 0 and size == 0:  # ATen: split_with_sizes into `chunks` empty pieces
+        return A.split_with_sizes(self, [0] * chunks, d)
+    return A["split.Tensor"](self, split_size, d)  # through the op: chunk records SplitBackward0 as PyTorch
 
 
 def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
@@ -631,10 +631,11 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "diagonal": ("CompositeExplicitAutograd", diagonal),
     "alias": ("CompositeExplicitAutograd", alias),
     "detach": ("CompositeExplicitAutograd", alias),
-    "split.Tensor": ("CompositeImplicitAutograd", split),
-    "split_with_sizes": ("CompositeImplicitAutograd", split_with_sizes),
+    # explicit: one SplitBackward0/SplitWithSizesBackward0/UnbindBackward0 node for all the pieces, as PyTorch
+    "split.Tensor": ("CompositeExplicitAutograd", split),
+    "split_with_sizes": ("CompositeExplicitAutograd", split_with_sizes),
     "chunk": ("CompositeImplicitAutograd", chunk),
-    "unbind.int": ("CompositeImplicitAutograd", unbind),
+    "unbind.int": ("CompositeExplicitAutograd", unbind),
     "stack": ("CompositeExplicitAutograd", stack),  # one StackBackward0 node, as PyTorch records
     "matmul": ("CompositeImplicitAutograd", matmul),
     "clone": ("CompositeExplicitAutograd", clone),

@@ -153,7 +153,7 @@ OPINFO_OPS = (
     "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
-    "inner", "unflatten", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "inner", "unflatten", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 
@@ -233,6 +233,10 @@ LOSS_CASES = {
     "kl_div": (lambda T, x, p: _F(T).kl_div(x, p, reduction="batchmean"), (X, P)),
     "matrix_power": (lambda T, x: T.matrix_power(x[:4, :4], 6), (X,)),
     "cross": (lambda T, x, y: T.linalg.cross(x[:, :3], y[:, :3]), (X, Y)),
+    "split_pieces": (lambda T, x: T.cat([p * (k + 1) for k, p in enumerate(x.split(2, 1))], 1), (X,)),
+    "split_one_piece_used": (lambda T, x: x.split([1, 3], 0)[1] * 2, (X,)),
+    "chunk_uneven": (lambda T, x: x.chunk(3, 1)[2].exp(), (X,)),
+    "unbind_rows": (lambda T, x: x.unbind(0)[0] * 2 + x.unbind(0)[3], (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),
 }
@@ -308,6 +312,20 @@ def test_weight_requiring_grad_is_refused_like_torch(case: str) -> None:
             assert not REFUSED[case](T, x, w).requires_grad
     assert messages[0] == messages[1]
     assert "is not differentiable with respect to argument" in messages[1]
+
+
+@pytest.mark.parametrize("split", ["split", "chunk", "unbind"])
+def test_pieces_share_one_node_and_refuse_inplace_like_torch(split: str) -> None:
+    messages = []
+    for T in (torch, tp):
+        x = T.tensor(X, requires_grad=True) * 1
+        pieces = {"split": lambda: x.split(2), "chunk": lambda: x.chunk(2, 1), "unbind": lambda: x.unbind(1)}[split]()
+        assert len({id(p.grad_fn) for p in pieces}) == 1
+        assert [p.grad_fn is pieces[0].grad_fn for p in pieces] == [True] * len(pieces)
+        with pytest.raises(RuntimeError) as info:
+            pieces[1].mul_(2)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
 
 
 def test_hidden_scalar_edge_still_differentiates() -> None:

@@ -1,5 +1,5 @@
 """Formulas of composites that PyTorch differentiates as one node: ``var_mean``, ``std_mean``, ``aminmax``,
-``pixel_shuffle``/``pixel_unshuffle`` and ``masked_select`` (their forward is a ``CompositeExplicitAutograd``
+``pixel_shuffle``/``pixel_unshuffle``, ``masked_select``, ``split``/``split_with_sizes``/``unbind`` (their forward is a ``CompositeExplicitAutograd``
 kernel over primitives; autograd records ``VarMeanBackward0`` and so on, like derivatives.yaml)."""
 
 from __future__ import annotations
@@ -52,6 +52,17 @@ def pixel_shuffle(n, g, upscale_factor):
 @rule("pixel_unshuffle", saves="downscale_factor")
 def pixel_unshuffle(n, g, downscale_factor):
     return (T.nn.functional.pixel_shuffle(g, downscale_factor),)
+
+
+@rule("split.Tensor", "split_with_sizes", saves="dim")
+def split(n, g, dim):
+    # split_backward: the pieces' gradients (zeros where unused) concatenated back
+    return (T.cat(list(g) if isinstance(g, tuple) else [g], dim),)
+
+
+@rule("unbind.int", saves="dim")
+def unbind(n, g, dim):
+    return (T.stack(list(g) if isinstance(g, tuple) else [g], dim),)
 
 
 @rule("masked_select", saves="self, mask")

@@ -205,7 +205,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     diff = diff_arg_indices(entry, rule)
     n_out, diff_outs = _outputs(entry, rule)
     if n_out == -1:
-        raise ValueError(f"{entry.name}: list-returning ops are differentiated by decomposition")
+        return list_output_kernel(entry, rule)
     values, versions, result_slots = _save_exprs(entry, rule, names)
     cls = node_class(rule, entry, result_slots, n_out)
     ns = dict(_GLOBALS)
@@ -317,6 +317,59 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     kernel.__qualname__ = f"autograd[{entry.name}]"
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
+    return kernel
+
+
+def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
+    """Autograd for an op returning a list of tensors (split, unbind): one node with an output per element.
+
+    The formula receives a tuple of gradients (zeros for the elements nobody used).  When the outputs
+    are views, each is marked as one of several views one function returned, which refuses in-place
+    writes to them as PyTorch does (``_views.check_view_write``).
+    """
+    diff = diff_arg_indices(entry, rule)
+    saver = _saver(entry, rule)
+    base_cls = node_class(rule, entry, saver.result_slots, 1)
+    classes: dict[int, type[G.Node]] = {}
+    call = redispatcher(entry)
+    views = entry.schema.returns[0].alias is not None
+    mark = base_cls._name[:-len("Backward0")] if base_cls._name.endswith("Backward0") else base_cls._name
+
+    def kernel(ks: int, *args: Any) -> Any:
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            result = call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+        edges = tuple(edge(args[i]) for i in diff)
+        if not result or all(e is None for e in edges) or result[0]._dtype not in DIFF_DTYPES:
+            return result
+        n = len(result)
+        cls = classes.get(n)
+        if cls is None:
+            cls = classes[n] = type(base_cls.__name__, (base_cls,), {"__slots__": (), "_n_out": n})
+        node = cls()
+        node._next = edges
+        node._saved, versions = saver(args[0], result, *args)
+        if any(v is not None for v in versions):
+            node._versions = versions
+        node._shape = result[0]._data.shape
+        node._dtype = result[0]._dtype
+        node._extra = {"out_meta": {k: (r._data.shape, r._dtype) for k, r in enumerate(result) if k}}
+        if GLOBAL.anomaly:
+            _record_anomaly(node)
+        if node._saved and STATE.saved_hooks:
+            _pack(node)
+        for k, r in enumerate(result):
+            G.set_history(r, node, k)
+            if views and r._base is not None:
+                r.__dict__["_vv"] = r._storage.version
+                r.__dict__["_multi_view"] = (mark, k)
+        return result
+
+    kernel.__qualname__ = f"autograd_list[{entry.name}]"
+    kernel.node_class = base_cls
     return kernel
 
 

@@ -794,3 +794,66 @@ OVERFLOW = {
 @pytest.mark.parametrize("name", sorted(OVERFLOW))
 def test_number_out_of_range_as_torch(name):
     check_same(OVERFLOW[name], message_chars=80)
+
+
+# ---- index dtypes, integer results of grad-requiring inputs, adaptive average pooling -----------------------------
+def _setitem(x, index, value):
+    x[index] = value
+    return x
+
+
+def _adaptive_grad(shape, output_size):
+    def fn(L):
+        x = L.ones(*shape, requires_grad=True)
+        L.nn.functional.adaptive_avg_pool2d(x, output_size).sum().backward()
+        return x.grad
+    return fn
+
+
+_POOL_IN = [[[[1.0, INF, 2.0, 3.0], [4.0, 5.0, NAN, 6.0], [-INF, 1.0, 2.0, INF], [0.5, 1.5, 2.5, 3.5]]]]
+MORE_FUZZ = {
+    "issue_index_put_int16_index": lambda L: L.zeros(3, dtype=L.int32).index_put(
+        (L.tensor([1, 0], dtype=L.int16),), L.tensor([5, 6], dtype=L.int32)),
+    "index_put_int8_index_accumulate": lambda L: L.zeros(3).index_put(
+        (L.tensor([1, 0], dtype=L.int8),), L.tensor([5.0, 6.0]), accumulate=True),
+    "index_put_int32_index_ok": lambda L: L.zeros(3).index_put((L.tensor([1, 0], dtype=L.int32),), L.tensor([5.0, 6.0])),
+    "setitem_int16_index_ok": lambda L: _setitem(L.zeros(3), L.tensor([1, 0], dtype=L.int16), 5.0),
+    "getitem_int8_index_ok": lambda L: L.arange(3.0)[L.tensor([2, 0], dtype=L.int8)],
+    "setitem_uint8_mask": lambda L: _setitem(L.zeros(3), L.tensor([1, 0, 1], dtype=L.uint8), 5.0),
+    "issue_cross_entropy_spatial_uint8_target": lambda L: L.nn.functional.cross_entropy(
+        L.ones(1, 3, 2), L.tensor([[1, 2]], dtype=L.uint8), reduction="none", label_smoothing=0.1),
+    "nll_loss2d_uint8_target": lambda L: L.nn.functional.nll_loss(L.ones(1, 3, 2, 2), L.zeros(1, 2, 2, dtype=L.uint8)),
+    "nll_loss_uint8_target_ok": lambda L: L.nn.functional.nll_loss(L.ones(2, 3), L.tensor([1, 0], dtype=L.uint8)),
+    "nll_loss_int32_target": lambda L: L.nn.functional.nll_loss(L.ones(2, 3), L.tensor([1, 0], dtype=L.int32)),
+    # an integer result of an op whose input requires grad: autograd refuses its dtype
+    "issue_masked_fill_bool_grad_value": lambda L: L.zeros(3, dtype=L.bool).masked_fill(
+        L.tensor([True, False, True]), L.tensor(1.5, requires_grad=True)),
+    "masked_fill_nothing_masked_grad_value": lambda L: L.zeros(3, dtype=L.int64).masked_fill(
+        L.tensor([False, False, False]), L.tensor(1.5, requires_grad=True)),
+    "masked_fill_complex_grad_value_ok": lambda L: (lambda r: (r, r.requires_grad))(
+        L.zeros(2, dtype=L.complex64).masked_fill(L.tensor([True, False]), L.tensor(1.5, requires_grad=True))),
+    # adaptive_avg_pool2d: each window averaged on its own; an empty output in any dtype; its backward
+    "issue_adaptive_avg_pool2d_nonfinite_windows": lambda L: L.nn.functional.adaptive_avg_pool2d(L.tensor(_POOL_IN), 2),
+    "adaptive_avg_pool2d_nonfinite_uneven": lambda L: L.nn.functional.adaptive_avg_pool2d(L.tensor(_POOL_IN), (3, 2)),
+    "adaptive_avg_pool2d_nonfinite_grad": lambda L: (lambda x: (L.nn.functional.adaptive_avg_pool2d(x, 3).sum()
+                                                                .backward(), x.grad)[1])(
+        L.tensor(_POOL_IN, requires_grad=True)),
+    "issue_adaptive_avg_pool2d_empty_output_uint8": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool2d(
+        L.ones(1, 2, 3, 1, dtype=L.uint8), (0, 2))),
+    "adaptive_avg_pool2d_empty_batch_bool": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool2d(
+        L.ones(0, 2, 3, 3, dtype=L.bool), (2, 2))),
+    "adaptive_avg_pool2d_empty_complex": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool2d(
+        L.ones(1, 1, 1, dtype=L.complex128), (0, 2))),
+    "adaptive_avg_pool2d_uint8_refused": lambda L: L.nn.functional.adaptive_avg_pool2d(L.ones(1, 3, 3, dtype=L.uint8), 2),
+    "issue_adaptive_avg_pool2d_backward_empty_output": _adaptive_grad((1, 2, 3, 3), (0, 2)),
+    "adaptive_avg_pool2d_backward_no_channels": _adaptive_grad((1, 0, 3, 3), (2, 2)),
+    "adaptive_avg_pool2d_backward_empty_batch_ok": _adaptive_grad((0, 2, 3, 3), (2, 2)),
+    "adaptive_avg_pool3d_negative_size": lambda L: L.nn.functional.adaptive_avg_pool3d(L.ones(1, 2, 3, 3, 3), (2, -1, 2)),
+    "adaptive_avg_pool3d_zero_size": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool3d(
+        L.ones(1, 2, 3, 3, 3), (2, 2, 0))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_FUZZ))
+def test_more_fuzz_findings(name):
+    check_same(MORE_FUZZ[name], message_chars=80, rel=1e-5)

@@ -318,7 +318,7 @@ def _index_tuple(self: Tensor, indices: Any) -> tuple[tuple[Any, ...], list[int]
                     )
             parts.append(arr)
             dim += arr.ndim
-        elif arr.dtype.kind in "iu":
+        elif arr.dtype == np.int64 or arr.dtype == np.int32:  # (Python indexing converts other ints first)
             parts.append(arr if arr.dtype == np.int64 else arr.astype(np.int64))
             dim += 1
         else:

@@ -109,6 +109,8 @@ def _nll_in_c(reduction, weight, x: np.ndarray, t: np.ndarray, dt, ignore_index)
 
 def _nll_forward(name, self, target, weight, reduction, ignore_index):
     _nll_checks(name, self, target, weight)
+    if name == "nll_loss2d" and target._dtype is not D.int64:  # its kernel reads int64 targets only (no Byte)
+        raise RuntimeError(f"expected scalar type Long but found {C.torch_name(target._dtype)}")
     dt = self._dtype
     x, t = self._data, target._data
     if _nll_in_c(reduction, weight, x, t, dt, ignore_index):

@@ -427,18 +427,30 @@ def _check_float(name: str, dt) -> None:
 def _adaptive_avg_pool2d(self, output_size):
     out_shape = S.adaptive_check("adaptive_avg_pool2d", self._data.shape, output_size, 2)
     dt = self._dtype
+    if 0 in out_shape:  # torch's kernel computes nothing, in any dtype
+        return fresh(np.zeros(out_shape, dt.numpy_dtype))
     _check_float("adaptive_avg_pool2d", dt)
     cdt = _cdt(dt)
     x = self._data.astype(cdt, copy=False)
     h, w = x.shape[-2:]
     oh, ow = out_shape[-2:]
-    mh, mw = _membership(h, oh, cdt), _membership(w, ow, cdt)
-    out = mh @ x @ mw.T / (mh.sum(1)[:, None] * mw.sum(1)[None, :])
+    # each window summed on its own (a nan/inf stays in its windows), columns first, then rows
+    hs, he = _windows(h, oh)
+    ws, we = _windows(w, ow)
+    cols = np.stack([x[..., a:b].sum(-1) for a, b in zip(ws, we)], -1)  # (..., h, ow)
+    out = np.stack([cols[..., a:b, :].sum(-2) for a, b in zip(hs, he)], -2)  # (..., oh, ow)
+    out /= ((he - hs)[:, None] * (we - ws)[None, :]).astype(cdt)
     return fresh(np.ascontiguousarray(out).astype(dt.numpy_dtype, copy=False))
 
 
 @TABLE.impl("aten::_adaptive_avg_pool2d_backward")
 def _adaptive_avg_pool2d_backward(grad_output, self):
+    g_shape = grad_output._data.shape
+    for d in range(1, len(g_shape)):
+        if g_shape[d] == 0:
+            raise RuntimeError("adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for "
+                               f"non-batch dimensions, but grad_output has sizes {list(g_shape)} with dimension {d} "
+                               "being empty")
     dt = self._dtype
     _check_float("adaptive_avg_pool2d_backward_cpu", dt)
     cdt = _cdt(dt)

@@ -121,30 +121,5 @@ ALLOWED: list[Allowance] = [
         "match the broadcast shape [1, 1]'; torch.sum(torch.ones(1, 3), dim=()) reduces every dim",
         torch_error="RuntimeError: output with shape [] doesn't match the broadcast shape",
         when=lambda call: call.kwargs.get("dim") == ()),
-    # ---- open defects (known, or found by this fuzzer), being fixed: remove each entry with its fix ----------
-    Allowance(
-        "integral-grad", ("masked_fill",), ("silent_accept",),
-        "masked_fill of an integer tensor with a value that requires grad: torch refuses the integral result in "
-        "autograd, torchplug returns it", "RuntimeError 'Autograd not support dtype: Short'", known_defect=True,
-        torch_error="RuntimeError: Autograd not support dtype"),
-    Allowance(
-        "index-dtype", ("Tensor.index_put", "cross_entropy", "nll_loss", "setitem"), ("silent_accept",),
-        "torchplug accepts index/target dtypes torch rejects (int16 indices, uint8 class targets, uint8 masks "
-        "in x[mask] = v)",
-        "IndexError 'tensors used as indices must be long, int, byte or bool tensors'; RuntimeError 'expected "
-        "scalar type Long but found Byte'; RuntimeError 'masked_fill_ only supports boolean masks'",
-        known_defect=True, torch_error=("IndexError: tensors used as indices must be",
-                                        "RuntimeError: expected scalar type Long but found",
-                                        "RuntimeError: masked_fill_ only supports boolean masks")),
-    Allowance(
-        "adaptive-pool-empty-backward", ("adaptive_avg_pool2d",), ("silent_accept",),
-        "the backward of adaptive_avg_pool2d with an empty output runs (torch rejects it)",
-        "RuntimeError 'adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch "
-        "dimensions'", known_defect=True, torch_error="RuntimeError: adaptive_avg_pool2d_backward(): Expected grad_output"),
-    Allowance(
-        "adaptive-pool-nonfinite", ("adaptive_avg_pool2d",), ("value_mismatch",),
-        "a nan/inf in the input of adaptive_avg_pool2d turns windows that do not contain it (or contain only "
-        "infinities of one sign) into nan",
-        "aten/src/ATen/native/cpu/AdaptiveAvgPoolKernel.cpp averages each window separately", known_defect=True,
-        when=_nonfinite),
+    # ---- open defects (known_defect=True, each removed with its fix): none open ------------------------------
 ]

@@ -934,10 +934,20 @@ def _adaptive(input: Tensor, output_size: Any, nd: int, reducer: str) -> Tensor:
     sizes = _ntuple(output_size, nd)
     base = input.dim() - nd
     sizes = tuple(input.shape[base + i] if sizes[i] is None else sizes[i] for i in range(nd))
+    if any(o < 0 for o in sizes):  # torch's words: the avg kernel's check, the max one's empty() of the shape
+        if reducer == "mean":
+            got = f"{{{sizes[0]}, {sizes[1]},{sizes[2]}}}" if nd == 3 else "{" + ", ".join(map(str, sizes)) + "}"
+            raise RuntimeError(f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to 0 "
+                               f"but received {got}")
+        shape = [*input.shape[:base], *((1,) if nd == 1 else ()), *sizes]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {shape}")
     x = input
     for i in range(nd):
         length = x.shape[base + i]
         o = sizes[i]
+        if o == 0:  # an empty output along this dim
+            x = x.narrow(base + i, 0, 0)
+            continue
         pieces = []
         for j in range(o):
             start = (j * length) // o

@@ -8,6 +8,9 @@ included) is compared.  Run it with the installed torch::
     python scripts/graph_diff.py            # one line per differing op (first differing sample)
     python scripts/graph_diff.py -v         # also print both trees
     python scripts/graph_diff.py softmax    # only OpInfos whose name contains 'softmax'
+
+It then compares the graphs of a few small models (MLP, CNN, RNNs, a transformer layer) built with
+the same weights in both libraries.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import sys
 import warnings
 from typing import Any
 
-__all__ = ["graph_tree", "compare_op", "main"]
+__all__ = ["graph_tree", "compare_op", "compare_models", "main"]
 
 
 def graph_tree(fn: Any, depth: int = 8) -> Any:
@@ -71,8 +74,6 @@ def compare_op(op: Any, dtype: str = "float64") -> list[tuple[str, Any, Any]]:
 
     diffs = []
     for sample in op.samples(dtype):
-        if sample.data_dependent and False:
-            continue
         try:
             ref = _run(op, sample, torch, dtype)
         except Exception:  # noqa: BLE001 - torch rejects the sample (an error-path sample): nothing to compare
@@ -105,6 +106,57 @@ def _short(tree: Any) -> str:
     return f"{name}({', '.join(_short(c) for c in children)})"
 
 
+def _models(T: Any) -> dict[str, tuple[Any, Any]]:
+    import numpy as np
+
+    x = np.random.default_rng(0).standard_normal((2, 5, 4)).astype(np.float32)
+    nn = T.nn
+    return {
+        "MLP + log_softmax": (lambda: nn.Sequential(nn.Flatten(), nn.Linear(20, 8), nn.ReLU(), nn.Linear(8, 3),
+                                                    nn.LogSoftmax(1)), x),
+        "CNN (conv, batchnorm, relu, maxpool, linear)": (
+            lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Flatten(), nn.Linear(12, 2)), x.reshape(1, 2, 5, 4)),
+        "Conv1d + tanh + adaptive pool + softmax": (
+            lambda: nn.Sequential(nn.Conv1d(5, 3, 2), nn.Tanh(), nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(3, 2),
+                                  nn.Softmax(1)), x),
+        "LayerNorm": (lambda: nn.LayerNorm(4), x),
+        "RNN": (lambda: nn.RNN(4, 3, batch_first=True), x),
+        "GRU": (lambda: nn.GRU(4, 3, batch_first=True), x),
+        "LSTM": (lambda: nn.LSTM(4, 3, batch_first=True), x),
+        "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True), x),
+    }
+
+
+def compare_models(depth: int = 12) -> list[tuple[str, Any, Any]]:
+    """``(model, torch tree, torchplug tree)`` for each small model whose output graphs differ."""
+    import torch
+
+    import torchplug
+
+    diffs = []
+    for name in _models(torch):
+        built = {}
+        for T in (torch, torchplug):
+            build, x = _models(T)[name]
+            T.manual_seed(0)
+            built[T] = (build(), T.tensor(x))
+        with torchplug.no_grad():
+            for p, q in zip(built[torch][0].parameters(), built[torchplug][0].parameters()):
+                q.copy_(torchplug.tensor(p.detach().numpy()))
+        trees = []
+        for T in (torch, torchplug):
+            model, x = built[T]
+            try:
+                y = model(x)
+                trees.append(graph_tree((y[0] if isinstance(y, tuple) else y).grad_fn, depth))
+            except Exception as e:  # noqa: BLE001 - reported as a difference
+                trees.append(f"error: {type(e).__name__}: {e}")
+        if trees[0] != trees[1]:
+            diffs.append((name, trees[0], trees[1]))
+    return diffs
+
+
 def main(argv: list[str]) -> int:
     from torchplug.testing.opinfos import op_db
 
@@ -130,6 +182,16 @@ def main(argv: list[str]) -> int:
         else:
             print(f"  torch:     {_short(ref)}\n  torchplug: {_short(got)}")
     print(f"{n_diff} of {n_ops} ops differ")
+    if filters:
+        return 0
+    diffs = compare_models()
+    for name, ref, got in diffs:
+        print(f"model {name}")
+        if verbose:
+            print("  torch:\n" + _fmt(ref) + "\n  torchplug:\n" + _fmt(got))
+        else:
+            print(f"  torch:     {_short(ref)[:400]}\n  torchplug: {_short(got)[:400]}")
+    print(f"{len(diffs)} of {len(_models(__import__('torch')))} models differ")
     return 0
 
 

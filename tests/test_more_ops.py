@@ -519,6 +519,8 @@ _OUT_CALLS = {
     "slice_scatter": lambda m, x, o: m.slice_scatter(x, x, out=o), "sum": lambda m, x, o: m.sum(x, 0, out=o),
     "take": lambda m, x, o: m.take(x, m.tensor([0]), out=o), "tensordot": lambda m, x, o: m.tensordot(x, x, out=o),
     "true_divide": lambda m, x, o: m.true_divide(x, x, out=o),
+    "nuclear_norm": lambda m, x, o: m.nuclear_norm(x, out=o),
+    "frobenius_norm": lambda m, x, o: m.frobenius_norm(x, (0, 1), out=o),
 }
 
 
@@ -618,6 +620,7 @@ _FLOAT8_OPS = {
     "eq": lambda L, x, y: x == y, "ne": lambda L, x, y: x != y, "to_float": lambda L, x, y: x.float(),
     "from_float": lambda L, x, y: L.tensor([1.5, -2.0, 300.0]).to(L.float8_e5m2), "cat": lambda L, x, y: L.cat([x, y]),
     "clone": lambda L, x, y: x.clone(), "fill_": lambda L, x, y: x.clone().fill_(2), "flip": lambda L, x, y: x.flip(0),
+    "mm": lambda L, x, y: x @ y, "addmm": lambda L, x, y: L.addmm(x, x, y), "bmm": lambda L, x, y: L.bmm(x[None], y[None]),
 }
 
 

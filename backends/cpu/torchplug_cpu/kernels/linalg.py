@@ -23,7 +23,8 @@ _CPP_NAMES = {
     "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 # dtypes NumPy multiplies slowly or not at all: compute in float32 and round back.
-_VIA_FLOAT32 = {np.dtype(D.bfloat16.numpy_dtype), np.dtype(np.float16)}
+# (float8: torch's cpu mm/addmm take it, through float32 like the half types; bmm does not)
+_VIA_FLOAT32 = {np.dtype(D.bfloat16.numpy_dtype), np.dtype(np.float16), *(np.dtype(d.numpy_dtype) for d in D.FLOAT8_DTYPES)}
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -85,6 +86,8 @@ def bmm(self, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] but got: "
             f"[{b.shape[0]}, {b.shape[1]}]."
         )
+    if self._dtype in D.FLOAT8_DTYPES:
+        raise _not_implemented("bmm", self._dtype)
     if self._dtype is not mat2._dtype:
         raise RuntimeError(
             f"expected scalar type {CP.scalar_type_name(self._dtype)} but found {CP.scalar_type_name(mat2._dtype)}"

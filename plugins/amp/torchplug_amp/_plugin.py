@@ -33,6 +33,11 @@ def torchplug_configure(ctx: Any) -> None:
     ctx.expose("amp", amp)
     for name in TOP_LEVEL:
         ctx.expose(name, getattr(amp, name))
+    from .legacy_toplevel import FUNCTIONS as legacy_functions
+
+    for name, fn in legacy_functions.items():  # torch.is_autocast_cpu_enabled() and the other deprecated switches
+        ctx.expose(name, fn)
+    ctx.expose("GradScaler", amp.GradScaler)  # torch.GradScaler is torch.amp.GradScaler
     # ``import torchplug.amp.grad_scaler`` must give the loaded submodule, not a second copy that
     # the path finder would build from torchplug_amp's __path__ (with its own, empty registry).
     for name, module in list(sys.modules.items()):

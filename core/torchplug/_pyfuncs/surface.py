@@ -1,0 +1,1135 @@
+"""Top-level names and Tensor methods real scripts use beyond the op table's generated bindings.
+
+Everything here is a composition of existing ops (so it runs on every backend and autograd
+differentiates it), except ``i0``/``polygamma``/``frexp``, which are primitives of
+``_schemas/names.py`` bound here by hand where their Python signature differs from the schema:
+the in-place ``torchplug.abs_``-style functions, ``isin``, ``bilinear``, window functions,
+``frombuffer``, ``range``, ``rsub``, ``histogram``/``histogramdd``, ``mvlgamma``, ``matrix_exp``,
+``lu``/``lu_solve``/``lu_unpack``, ``cholesky_solve``/``cholesky_inverse``, ``triangular_solve``,
+``cumulative_trapezoid``/``trapezoid``, ``nuclear_norm``/``frobenius_norm``, ``norm_except_dim``,
+the legacy storage classes, thread/warning/anomaly switches, and Tensor methods such as ``new``,
+``sum_to_size``, ``unsafe_split``, ``apply_``/``map_``/``map2_``, ``resize``/``resize_as``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import os
+import warnings
+import weakref
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+from .. import _dtype as D
+from .._allocator import OutOfMemoryError
+from .._aten import A
+from .._bindings import return_types
+from .._tensor import Size, Storage, Tensor
+
+__all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
+
+# polygamma's Python signature puts n first and the method takes only n; frexp returns a named tuple;
+# special_i1 exists only as i0's derivative (torch has no torch.special_i1)
+HANDWRITTEN = {"polygamma", "frexp", "special_i1"}
+
+for _name, _fields in (("frexp", "mantissa exponent"), ("histogram", "hist bin_edges"),
+                       ("histogramdd", "hist bin_edges"), ("lu_unpack", "P L U"),
+                       ("triangular_solve", "solution cloned_coefficient"), ("_lu_with_info", "LU pivots info")):
+    if not hasattr(return_types, _name):
+        setattr(return_types, _name, namedtuple(_name, _fields.split()))
+
+
+def _torch() -> Any:
+    import torchplug
+
+    return torchplug
+
+
+# ---- special functions ---------------------------------------------------------------------------------
+def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The ``n``-th derivative of the digamma function (``n >= 0``)."""
+    if out is not None:
+        return A["polygamma.out"](n, input, out=out)
+    return A.polygamma(n, input)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    return A.polygamma(n, self)
+
+
+def _polygamma_(self: Tensor, n: int) -> Tensor:
+    return self.copy_(A.polygamma(n, self))
+
+
+def frexp(input: Tensor, *, out: Any = None) -> Any:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1``."""
+    mantissa, exponent = A["frexp.Tensor"](input)
+    if out is not None:
+        out[0].resize_(mantissa.shape).copy_(mantissa)
+        out[1].resize_(exponent.shape).copy_(exponent)
+        mantissa, exponent = out
+    return return_types.frexp(mantissa, exponent)
+
+
+def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
+    """Multivariate log-gamma of dimension ``p``: ``sum_j lgamma(x - j/2) + p(p-1)/4 log(pi)``."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    torch = _torch()
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    # as ATen: arange(-p/2 + 1/2, 1/2, 1/2) + x, lgamma, summed over the new last dim
+    args = torch.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=x.dtype, device=x.device) + x.unsqueeze(-1)
+    result = args.lgamma().sum(-1) + p * (p - 1) * math.log(math.pi) / 4
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result
+
+
+def _mvlgamma_(self: Tensor, p: int) -> Tensor:
+    return self.copy_(mvlgamma(self, p))
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True where the element is real (a complex element with zero imaginary part; every real-dtype element)."""
+    torch = _torch()
+    if input.is_complex():
+        return torch.imag(input) == 0
+    return torch.ones_like(input, dtype=D.bool_)
+
+
+# ---- set membership, bilinear, rsub ---------------------------------------------------------------------------
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a scalar)."""
+    torch = _torch()
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - got (Number, Number): at least one "
+                        "of elements and test_elements must be a Tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    el = elements if isinstance(elements, Tensor) else torch.tensor(elements, device=like.device)
+    te = test_elements if isinstance(test_elements, Tensor) else torch.tensor(test_elements, device=like.device)
+    common = torch.promote_types(el.dtype, te.dtype)
+    el, te = el.to(common), te.to(common)
+    if te.numel() == 0:
+        found = torch.zeros(el.shape, dtype=D.bool_, device=el.device)
+    else:
+        ordered = torch.sort(te.reshape(-1)).values
+        pos = torch.searchsorted(ordered, el.reshape(-1)).clamp(max=ordered.numel() - 1)
+        found = (ordered[pos] == el.reshape(-1)).reshape(el.shape)
+    return ~found if invert else found
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1^T W_k x2 + b_k`` over the last dims (``torch.bilinear``, as ``nn.functional.bilinear``)."""
+    torch = _torch()
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {tuple(input1.shape[:-1])} and "
+                           f"{tuple(input2.shape[:-1])}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight input must have 3 dimensions, got {weight.dim()}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    y = torch.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return y if bias is None else y + bias
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``."""
+    torch = _torch()
+    if not isinstance(other, Tensor):
+        other = torch.scalar_tensor(other, device=input.device, dtype=torch.result_type(input, other))
+        other = other.to(torch.result_type(input, other)) if other.dtype != input.dtype else other
+    return torch.sub(other, input, alpha=alpha)
+
+
+# ---- window functions ------------------------------------------------------------------------------------
+def _window(name: str, length: int, periodic: bool, dtype: Any, layout: Any, device: Any,
+            requires_grad: bool, fn: Callable[[Tensor, int], Tensor]) -> Tensor:
+    torch = _torch()
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        from .._composites import scalar_type_name
+
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {scalar_type_name(dtype)}")
+    if length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
+    if length == 0:
+        result = torch.empty(0, dtype=dtype, device=device)
+    elif length == 1:
+        result = torch.ones(1, dtype=dtype, device=device)
+    else:
+        n = length + 1 if periodic else length
+        result = fn(torch.arange(n, dtype=D.float64, device=device), n).to(dtype)
+        if periodic:
+            result = result[:-1].contiguous()
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (``periodic``: length N+1 with the last point dropped)."""
+    return hamming_window(window_length, periodic, alpha=0.5, beta=0.5, dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad, _name="hann_window")
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
+                   _name: str = "hamming_window") -> Tensor:
+    """The generalized Hamming window ``alpha - beta cos(2 pi n / (N - 1))``."""
+    return _window(_name, window_length, periodic, dtype, layout, device, requires_grad,
+                   lambda n, size: alpha - beta * (n * (2 * math.pi / (size - 1))).cos())
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
+    def fn(n: Tensor, size: int) -> Tensor:
+        step = n * (2 * math.pi / (size - 1))
+        return 0.42 - 0.5 * step.cos() + 0.08 * (2 * step).cos()
+
+    return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, fn)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The triangular Bartlett window ``1 - |2n / (N - 1) - 1|``."""
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad,
+                   lambda n, size: 1 - (n * (2 / (size - 1)) - 1).abs())
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
+                  layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta)`` with ``a = (N - 1) / 2``."""
+    def fn(n: Tensor, size: int) -> Tensor:
+        a = (size - 1) / 2
+        arg = (1 - ((n - a) / a).pow(2)).clamp(min=0).sqrt() * beta
+        return A.i0(arg) / A.i0(arg.new_full((), beta))
+
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, fn)
+
+
+# ---- construction ----------------------------------------------------------------------------------------
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-D cpu tensor sharing the memory of an object implementing the buffer protocol (no copy)."""
+    import numpy as np
+
+    torch = _torch()
+    view = memoryview(buffer)
+    length = view.nbytes
+    if not (length > 0 and count != 0):
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not (0 <= offset < length):
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    itemsize = dtype.itemsize
+    if count < 0 and (length - offset) % itemsize != 0:
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a multiple "
+                         f"of element size ({itemsize})")
+    if count > 0 and count * itemsize > length - offset:
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to "
+                      "a tensor. This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    array = np.frombuffer(buffer, dtype=np.uint8, count=length - offset if count < 0 else count * itemsize,
+                          offset=offset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the readonly warning above is torch's; from_numpy's would repeat it
+        result = torch.from_numpy(array).view(dtype)
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None, dtype: Any = None,
+          layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A001
+    """Deprecated: values ``start, start + step, ..., end`` (end included), default dtype float."""
+    torch = _torch()
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    n = int(math.floor((end - start) / step)) + 1
+    values = torch.arange(n, dtype=D.float64, device=device) * step + start
+    result = values.to(dtype)
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+# ---- predicates and small helpers ------------------------------------------------------------------------------
+def is_nonzero(input: Tensor) -> bool:
+    """The truth value of a one-element tensor (RuntimeError for none or several elements)."""
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether the tensor's dtype is signed."""
+    return input.is_signed()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape."""
+    return input.shape == other.shape
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` is an inference tensor; torchplug makes none (inference_mode runs as no_grad)."""
+    return False
+
+
+def get_device(input: Tensor) -> int:
+    """The device index of ``input`` (-1 on the cpu)."""
+    return input.get_device()
+
+
+def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """``input`` split along ``dim`` into pieces of the given sizes (which must add up to its size)."""
+    return tuple(A.split_with_sizes(input, list(split_sizes), dim))
+
+
+def _split_with_sizes_method(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    return split_with_sizes(self, split_sizes, dim)
+
+
+def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """``split`` (PyTorch's unsafe variant differs only in not tracking the outputs as views of one base)."""
+    return tuple(input.split(split_size, dim))
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """``split_with_sizes`` (see :func:`unsafe_split`)."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``chunk`` (see :func:`unsafe_split`)."""
+    return tuple(input.chunk(chunks, dim))
+
+
+def row_stack(tensors: Any, *, out: Tensor | None = None) -> Tensor:
+    """Alias of ``vstack``."""
+    torch = _torch()
+    return torch.vstack(tensors) if out is None else torch.vstack(tensors, out=out)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """A 1-D view of ``input`` when possible, else a contiguous flattened copy."""
+    return input.reshape(-1)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` truncated or padded with ``fill_value`` rows to exactly ``size`` rows."""
+    torch = _torch()
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    found = torch.nonzero(input)
+    if found.shape[0] >= size:
+        return found[:size].clone()
+    pad = torch.full((size - found.shape[0], found.shape[1]), fill_value, dtype=found.dtype, device=found.device)
+    return torch.cat([found, pad])
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` written into its ``as_strided(size, stride, storage_offset)`` view."""
+    out = input.clone(memory_format=_torch().contiguous_format)
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    out.as_strided(size, stride, offset).copy_(src)
+    return out
+
+
+def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    from .more import _adopt, _grad_recording
+
+    if _grad_recording(self) and self.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    return _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
+
+
+# ---- histograms --------------------------------------------------------------------------------------------
+def _check_histogram_input(name: str, input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        from .._composites import scalar_type_name
+
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
+def _edges(input: Tensor, bins: int, rng: Any) -> Tensor:
+    torch = _torch()
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogramdd(): expected bins to be positive, got {bins}")
+    if rng is not None:
+        lo, hi = float(rng[0]), float(rng[1])
+    elif input.numel():
+        lo, hi = float(input.min()), float(input.max())
+    else:
+        lo, hi = 0.0, 0.0
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd(): min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:  # as numpy and ATen: a one-value range is widened by one half each side
+        lo, hi = lo - 0.5, hi + 0.5
+    return torch.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+
+
+def _bucket(x: Tensor, edges: Tensor) -> tuple[Tensor, Tensor]:
+    """Bin index of each value (the last edge belongs to the last bin) and whether it is inside."""
+    torch = _torch()
+    nbins = edges.numel() - 1
+    idx = torch.searchsorted(edges, x.contiguous(), right=True) - 1
+    idx = torch.where(x == edges[-1], torch.full_like(idx, nbins - 1), idx)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return idx.clamp(0, max(nbins - 1, 0)), inside
+
+
+def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+                density: bool = False) -> Any:
+    """Histogram of the points ``input[..., :D]`` in D dimensions: ``(hist, bin_edges)``."""
+    torch = _torch()
+    _check_histogram_input("histogramdd", input)
+    if input.dim() < 1:
+        raise RuntimeError("torch.histogramdd(): input tensor should have at least 1 dimension, but got 0")
+    ndim = input.shape[-1]
+    points = input.reshape(-1, ndim)
+    if isinstance(bins, int):
+        bins = [bins] * ndim
+    if len(bins) != ndim:
+        raise RuntimeError(f"torch.histogramdd(): expected {ndim} sequences of bin edges for each of the {ndim} "
+                           f"dimensions of the input, but got {len(bins)}")
+    edges = []
+    for d, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            if b.dtype != input.dtype:
+                raise RuntimeError("torch.histogramdd(): input tensor and bins tensors should have the same dtype, "
+                                   f"but got input {input.dtype} and bins {b.dtype}")
+            edges.append(b)
+        else:
+            rng = None if range is None else (range[2 * d], range[2 * d + 1])
+            edges.append(_edges(points[:, d], int(b), rng))
+    counts = [e.numel() - 1 for e in edges]
+    flat = torch.zeros(points.shape[0], dtype=D.int64, device=input.device)
+    keep = torch.ones(points.shape[0], dtype=D.bool_, device=input.device)
+    for d, e in enumerate(edges):
+        idx, inside = _bucket(points[:, d], e)
+        flat = flat * counts[d] + idx
+        keep = keep & inside
+    w = torch.ones(points.shape[0], dtype=input.dtype, device=input.device) if weight is None else \
+        weight.reshape(-1).to(input.dtype)
+    total = 1
+    for c in counts:
+        total *= c
+    hist = torch.zeros(total, dtype=input.dtype, device=input.device).index_add(0, flat[keep], w[keep])
+    hist = hist.reshape(counts)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            shape = [1] * ndim
+            shape[d] = counts[d]
+            hist = hist / (e[1:] - e[:-1]).reshape(shape)
+    return return_types.histogramdd(hist, list(edges))
+
+
+def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+              density: bool = False, out: Any = None) -> Any:
+    """Histogram of ``input``'s values: ``bins`` equal-width bins over ``range`` (default min..max) or the given
+    edges; ``(hist, bin_edges)``, both of ``input``'s dtype."""
+    _check_histogram_input("histogram", input)
+    hist, edges = histogramdd(input.reshape(-1, 1), [bins] if isinstance(bins, Tensor) else bins, range=range,
+                              weight=None if weight is None else weight.reshape(-1), density=density)
+    hist, edges = hist.reshape(-1), edges[0]
+    if out is not None:
+        out[0].resize_(hist.shape).copy_(hist)
+        out[1].resize_(edges.shape).copy_(edges)
+        hist, edges = out
+    return return_types.histogram(hist, edges)
+
+
+# ---- integration --------------------------------------------------------------------------------------------
+def _spacing(y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Any:
+    if x is None:
+        return 1 if dx is None else dx
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = x.shape[0] - 1
+        return x.diff().reshape(shape)
+    return x.diff(dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Cumulative trapezoidal integral of ``y`` along ``dim`` (spacing ``x`` or ``dx``); one element shorter."""
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments - x and dx")
+    dim = dim % max(y.dim(), 1)
+    n = y.shape[dim]
+    if n == 0:
+        return y.narrow(dim, 0, 0)
+    avg = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+    return (avg * _spacing(y, x, dx, dim)).cumsum(dim)
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Trapezoidal integral of ``y`` along ``dim`` (spacing ``x`` or ``dx``)."""
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments - x and dx")
+    dim = dim % max(y.dim(), 1)
+    n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim)
+    avg = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+    return (avg * _spacing(y, x, dx, dim)).sum(dim)
+
+
+def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Alias of :func:`trapezoid`."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+# ---- norms ----------------------------------------------------------------------------------------------------
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The ``pow``-norm of each slice of ``v`` along ``dim``, keeping dims (``dim=-1``: one norm of the whole)."""
+    torch = _torch()
+    if dim == -1:
+        return torch.linalg.vector_norm(v, pow)
+    dim = dim % v.dim()
+    others = [d for d in builtins.range(v.dim()) if d != dim]
+    return torch.linalg.vector_norm(v, pow, dim=others, keepdim=True)
+
+
+def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """``v * (g / ||v||)`` with the norm over every dim but ``dim`` (weight normalization)."""
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """Sum of the singular values of the matrices over ``dim`` (default the last two dims)."""
+    torch = _torch()
+    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+                  "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim) positional form
+        dim, keepdim = None, dim
+    result = torch.linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=keepdim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """The 2-norm of the elements over ``dim``."""
+    torch = _torch()
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    result = torch.linalg.vector_norm(input, 2, dim=dims, keepdim=keepdim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+# ---- matrix functions -------------------------------------------------------------------------------------------
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix in the last two dims (scaling and squaring with the
+    [13/13] Pade approximant, a composition autograd differentiates)."""
+    torch = _torch()
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2] if input.dim() >= 2 else 1} by {input.shape[-1] if input.dim() else 1} "
+                           "matrices")
+    n = input.shape[-1]
+    if input.numel() == 0:
+        return input.clone()
+    if n == 1:
+        return input.exp()
+    norm = float(input.abs().sum(-2).amax()) if input.numel() else 0.0
+    s = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 and math.isfinite(norm) else 0
+    a = input / (2 ** s) if s else input
+    eye = torch.eye(n, dtype=input.dtype, device=input.device).expand_as(a)
+    b = _PADE13
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    result = torch.linalg.solve(v - u, v + u)
+    for _ in builtins.range(s):
+        result = result @ result
+    return result
+
+
+def _lu_factor(a: Tensor, pivot: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """LU with partial pivoting (as LAPACK getrf): packed LU, 1-based int32 pivots, int32 info."""
+    torch = _torch()
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    lu = a.clone()
+    rows = torch.arange(m, device=a.device)
+    pivots = []
+    info = torch.zeros(batch, dtype=D.int32, device=a.device)
+    for j in builtins.range(k):
+        col = lu[..., :, j]
+        if pivot:
+            below = torch.where(rows >= j, col.abs(), torch.full_like(col.abs(), -1.0))
+            p = below.argmax(-1)  # the first largest |a_ij| below the diagonal, as idamax
+        else:
+            p = torch.full(batch, j, dtype=D.int64, device=a.device)
+        pivots.append(p + 1)
+        # swap rows j and p (a gather, so autograd sees it)
+        perm = rows.expand(*batch, m).clone()
+        pj = p.unsqueeze(-1)
+        perm = torch.where(rows == j, pj, torch.where(rows == pj, torch.full_like(perm, j), perm))
+        lu = lu.gather(-2, perm.unsqueeze(-1).expand(*batch, m, n))
+        diag = lu[..., j, j]
+        zero = diag == 0
+        info = torch.where(zero & (info == 0), torch.full_like(info, j + 1), info)
+        safe = torch.where(zero, torch.ones_like(diag), diag)
+        below = rows > j
+        factors = torch.where(below, lu[..., :, j] / safe.unsqueeze(-1), torch.zeros_like(lu[..., :, j]))
+        factors = torch.where(zero.unsqueeze(-1), torch.zeros_like(factors), factors)
+        update = factors.unsqueeze(-1) * lu[..., j, :].unsqueeze(-2)
+        cols = torch.arange(n, device=a.device)
+        update = torch.where(cols > j, update, torch.zeros_like(update))
+        lu = lu - update
+        # store the multipliers below the diagonal of column j
+        colmask = (cols == j) & below.unsqueeze(-1)
+        lu = torch.where(colmask, factors.unsqueeze(-1).expand_as(lu), lu)
+    piv = torch.stack(pivots, -1).to(D.int32) if pivots else torch.zeros(*batch, 0, dtype=D.int32, device=a.device)
+    return lu, piv, info
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) -> Any:
+    """Deprecated: the LU factorization ``(A_LU, pivots)`` (``get_infos``: also LAPACK's info per matrix)."""
+    warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed "
+        "in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+        "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+        "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+        "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.lu: Expected tensor with 2 or more dimensions. Got size: {tuple(A.shape)} instead")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        from .._composites import scalar_type_name
+
+        raise RuntimeError(f'"lu_cpu" not implemented for \'{scalar_type_name(A.dtype)}\'')
+    lu_, piv, info = _lu_factor(A, pivot)
+    if get_infos:
+        return return_types._lu_with_info(lu_, piv, info)
+    return lu_, piv
+
+
+def _apply_pivots(b: Tensor, pivots: Tensor) -> Tensor:
+    """``P^T b``: the row swaps ``i <-> pivots[i] - 1`` applied in order."""
+    torch = _torch()
+    m = b.shape[-2]
+    batch = torch.broadcast_shapes(b.shape[:-2], pivots.shape[:-1])
+    b = b.expand(*batch, *b.shape[-2:])
+    perm = torch.arange(m, device=b.device).expand(*batch, m).clone()
+    piv = (pivots.long() - 1).expand(*batch, pivots.shape[-1])
+    for i in builtins.range(piv.shape[-1]):
+        p = piv[..., i : i + 1]
+        pi = perm.gather(-1, p)
+        cur = perm[..., i : i + 1]
+        perm = perm.scatter(-1, p, cur).scatter(-1, torch.full_like(p, i), pi)
+    return b.gather(-2, perm.unsqueeze(-1).expand(*batch, m, b.shape[-1]))
+
+
+def _unit_lower(lu_: Tensor) -> Tensor:
+    torch = _torch()
+    n = lu_.shape[-1]
+    return lu_.tril(-1) + torch.eye(n, dtype=lu_.dtype, device=lu_.device)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Solve ``A x = b`` from ``A``'s LU factorization (``torch.lu``'s outputs)."""
+    torch = _torch()
+    warnings.warn(
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch "
+        "release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\n"
+        "should be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    if LU_data.shape[-1] != LU_data.shape[-2]:
+        raise RuntimeError("linalg.lu_solve: Expected LU to be square")
+    y = torch.linalg.solve(_unit_lower(LU_data), _apply_pivots(b, LU_pivots))
+    result = torch.linalg.solve(LU_data.triu(), y)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
+              out: Any = None) -> Any:
+    """``(P, L, U)`` with ``A = P @ L @ U`` from a packed LU factorization; the parts not asked for are empty."""
+    torch = _torch()
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    empty = LU_data.new_empty(0)
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + torch.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        U = LU_data[..., :k, :].triu()
+    else:
+        L = U = empty
+    if unpack_pivots:
+        batch = LU_pivots.shape[:-1]
+        eye = torch.eye(m, dtype=LU_data.dtype, device=LU_data.device).expand(*batch, m, m)
+        P = _apply_pivots(eye, LU_pivots).mT  # P^T = swaps(I), so A = P L U
+    else:
+        P = empty
+    if out is not None:
+        for o, r in zip(out, (P, L, U)):
+            o.resize_(r.shape).copy_(r)
+        P, L, U = out
+    return return_types.lu_unpack(P, L, U)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """Solve ``A X = B`` (``B = input``) given ``A``'s Cholesky factor ``input2`` (lower, or upper)."""
+    torch = _torch()
+    if input.dim() < 2 or input2.dim() < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has " f"{input.dim()} dimensions instead"
+                           if input.dim() < 2 else
+                           f"u should have at least 2 dimensions, but has {input2.dim()} dimensions instead")
+    low = input2.mH if upper else input2
+    y = torch.linalg.solve(low.tril(), input)
+    result = torch.linalg.solve(low.tril().mH, y)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """``A^-1`` from ``A``'s Cholesky factor (``A = L L^H``, or ``U^H U`` with ``upper``)."""
+    torch = _torch()
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
+        raise RuntimeError("A must be batches of square matrices")
+    factor = input.triu() if upper else input.tril()
+    inv = torch.linalg.inv(factor)
+    result = inv @ inv.mH if upper else inv.mH @ inv
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False,
+                     *, out: Any = None) -> Any:
+    """Deprecated: solve ``A X = b`` for triangular ``A``; ``(solution, cloned_coefficient)``."""
+    torch = _torch()
+    warnings.warn(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a "
+        "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
+        "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+        "X = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    tri = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.shape[-1]
+        tri = tri - tri.diagonal(dim1=-2, dim2=-1).diag_embed() + torch.eye(n, dtype=A.dtype, device=A.device)
+    if transpose:
+        tri = tri.mT
+    solution = torch.linalg.solve(tri, b)
+    coefficient = A.clone()
+    if out is not None:
+        for o, r in zip(out, (solution, coefficient)):
+            o.resize_(r.shape).copy_(r)
+        solution, coefficient = out
+    return return_types.triangular_solve(solution, coefficient)
+
+
+# ---- global switches ------------------------------------------------------------------------------------------
+_interop_threads = [os.cpu_count() or 1]
+_warn_always = [False]
+
+
+def get_num_interop_threads() -> int:
+    """The number of threads for inter-op parallelism (torchplug runs ops one at a time: a setting only)."""
+    return _interop_threads[0]
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Set the inter-op thread count (positive); kept for ``get_num_interop_threads``."""
+    if not isinstance(num, int) or isinstance(num, bool) or num <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop_threads[0] = num
+
+
+def set_warn_always(b: bool) -> None:
+    """When on, warnings PyTorch issues once per process are issued every time."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether :func:`set_warn_always` is on."""
+    return _warn_always[0]
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn autograd's anomaly detection on or off (the autograd plugin's ``set_detect_anomaly``)."""
+    _torch().autograd.set_detect_anomaly(enabled, check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether autograd's anomaly detection is on."""
+    return _torch().autograd.is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward results for NaN."""
+    return _torch().autograd.is_anomaly_check_nan_enabled()
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated: set the default dtype (and device, for a device's type) from a legacy tensor type."""
+    from .._legacy_types import _parse_type_string, tensortype
+
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    torch = _torch()
+    if isinstance(t, str):
+        device_type, dtype = _parse_type_string(t)
+    elif isinstance(t, tensortype):
+        device_type, dtype = t._device_type, t.dtype
+    else:
+        raise TypeError(f"invalid type object: only floating-point types are supported as the default type")
+    if not dtype.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type")
+    torch.set_default_dtype(dtype)
+    if device_type is not None and device_type != "cpu":
+        torch.set_default_device(device_type)
+    elif device_type == "cpu" and torch.get_default_device().type != "cpu":
+        torch.set_default_device("cpu")
+
+
+# ---- storages -------------------------------------------------------------------------------------------------
+_shared: weakref.WeakSet[Storage] = weakref.WeakSet()
+
+
+class TypedStorage:
+    """Deprecated typed view of a tensor's :class:`UntypedStorage` (what ``tensor.storage()`` returns)."""
+
+    is_sparse = False
+    dtype: D.dtype
+
+    def __init__(self, *args: Any, wrap_storage: Any = None, dtype: Any = None, device: Any = None,
+                 _internal: bool = False, _flat: Tensor | None = None) -> None:
+        torch = _torch()
+        if not _internal:
+            warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                          "only storage class. This should only matter to you if you are using storages directly.  To "
+                          "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                          UserWarning, stacklevel=2)
+        if _flat is None:
+            dtype = getattr(type(self), "_fixed_dtype", None) or dtype or D.get_default_dtype()
+            if args and isinstance(args[0], int):
+                _flat = torch.empty(args[0], dtype=dtype, device=device)
+            elif args:
+                _flat = torch.tensor(list(args[0]), dtype=dtype, device=device)
+            else:
+                _flat = torch.empty(0, dtype=dtype, device=device)
+        self._flat = _flat
+        self.dtype = _flat.dtype
+
+    @property
+    def device(self) -> Any:
+        return self._flat.device
+
+    @property
+    def _untyped_storage(self) -> Storage:
+        return self._flat.untyped_storage()
+
+    def untyped(self) -> Storage:
+        """The untyped storage underneath."""
+        return self._flat.untyped_storage()
+
+    def size(self) -> int:
+        """The number of elements."""
+        return self._flat.numel()
+
+    def __len__(self) -> int:
+        return self._flat.numel()
+
+    def __getitem__(self, index: Any) -> Any:
+        value = self._flat[index]
+        return value.item() if value.dim() == 0 else value.tolist()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._flat[index] = value
+
+    def __iter__(self) -> Any:
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        """The elements as a Python list."""
+        return self._flat.tolist()
+
+    def element_size(self) -> int:
+        return self._flat.element_size()
+
+    def nbytes(self) -> int:
+        return self._flat.numel() * self._flat.element_size()
+
+    def data_ptr(self) -> int:
+        return self._flat.data_ptr()
+
+    def is_shared(self) -> bool:
+        return self._flat.untyped_storage() in _shared
+
+    def share_memory_(self) -> TypedStorage:
+        _shared.add(self._flat.untyped_storage())
+        return self
+
+    def _new_wrapped_storage(self, untyped: Storage) -> TypedStorage:
+        raise NotImplementedError("TypedStorage._new_wrapped_storage is not supported in torchplug")
+
+    def __repr__(self) -> str:
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return f"{body}\n[{_storage_type_name(self.dtype, self.device.type)} of size {len(self)}]"
+
+
+def _storage_type_name(dtype: D.dtype, device_type: str) -> str:
+    from .._composites import scalar_type_name
+
+    prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
+    return f"{prefix}{scalar_type_name(dtype)}Storage"
+
+
+def _typed_storage_class(dtype: D.dtype) -> type:
+    from .._composites import scalar_type_name
+
+    name = f"{scalar_type_name(dtype)}Storage"
+    cls = _STORAGE_CLASSES.get(name)
+    if cls is None:
+        cls = _STORAGE_CLASSES[name] = type(name, (TypedStorage,), {
+            "_fixed_dtype": dtype, "__module__": "torchplug",
+            "__doc__": f"Legacy typed storage of {dtype} elements (deprecated in PyTorch)."})
+    return cls
+
+
+_STORAGE_CLASSES: dict[str, type] = {}
+for _dt in (D.float64, D.float32, D.float16, D.bfloat16, D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool_,
+            D.complex64, D.complex128):
+    _typed_storage_class(_dt)
+
+
+def _storage(self: Tensor) -> TypedStorage:
+    warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+                  "storage class. This should only matter to you if you are using storages directly.  To access "
+                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
+                  stacklevel=2)
+    nelem = self.untyped_storage().nbytes // self.element_size()
+    flat = A.as_strided(self, [nelem], [1], 0)
+    return TypedStorage(_internal=True, _flat=flat)  # PyTorch's tensor.storage() is a TypedStorage, not FloatStorage
+
+
+def _storage_type(self: Tensor) -> type:
+    return _typed_storage_class(self.dtype)
+
+
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a storage (untyped or typed)."""
+    return isinstance(obj, (Storage, TypedStorage))
+
+
+# ---- Tensor-only helpers ----------------------------------------------------------------------------------------
+def _is_shared(self: Tensor) -> bool:
+    return self.untyped_storage() in _shared
+
+
+def _share_memory_(self: Tensor) -> Tensor:
+    # torchplug runs in one process: the storage is only marked (is_shared() turns True, as in PyTorch)
+    _shared.add(self.untyped_storage())
+    return self
+
+
+def _is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    return (self.untyped_storage() is tensor.untyped_storage() and self.storage_offset() == tensor.storage_offset()
+            and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+
+def _new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Legacy constructor with ``self``'s dtype and device: ``new(2, 3)`` (uninitialized), ``new([1, 2])``,
+    ``new()`` (empty), ``new(other)`` (an alias of a tensor of the same type)."""
+    from .._legacy_types import _construct, tensortype
+
+    cls = tensortype(f"{self.dtype}", (), {"dtype": self.dtype, "_device_type": self.device.type})
+    kwargs.setdefault("device", self.device)
+    return _construct(cls, args, kwargs)
+
+
+def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sum ``self`` down to ``size`` (which ``self`` must be expandable from)."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = tuple(size[0])
+    target = tuple(size)
+    shape = tuple(self.shape)
+    lead = len(shape) - len(target)
+    ok = lead >= 0 and all(t == s or t == 1 for t, s in zip(target, shape[lead:]))
+    if not ok:
+        raise RuntimeError(f"size {{{', '.join(map(str, target))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    result = self
+    if lead:
+        result = result.sum(list(builtins.range(lead)))
+    dims = [i for i, (t, s) in enumerate(zip(target, shape[lead:])) if t == 1 and s != 1]
+    if dims:
+        result = result.sum(dims, keepdim=True)
+    return result
+
+
+def _chalf(self: Tensor, memory_format: Any = None) -> Tensor:
+    raise TypeError("Tensor.chalf(): complex32 (torch.chalf) is not supported in torchplug; use "
+                    "Tensor.cfloat() (complex64) instead")
+
+
+def _host_only(name: str, self: Tensor) -> None:
+    if self.device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+
+
+def _apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
+    """Replace each element ``x`` by ``callable(x)`` in place (cpu tensors only; slow, as in PyTorch)."""
+    _host_only("apply_", self)
+    values = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
+    """``self[i] = callable(self[i], tensor[i])`` in place (``tensor`` broadcast to ``self``; cpu only)."""
+    _host_only("map_", self)
+    other = tensor.expand_as(self).reshape(-1).tolist()
+    values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
+    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any], Any]) -> Tensor:
+    """``self[i] = callable(self[i], x[i], y[i])`` in place (cpu only)."""
+    _host_only("map2_", self)
+    xs = x.expand_as(self).reshape(-1).tolist()
+    ys = y.expand_as(self).reshape(-1).tolist()
+    values = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(), xs, ys)]
+    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _resize(self: Tensor, *sizes: Any) -> Tensor:
+    """Deprecated non-in-place resize: a reshaped copy; the element count must stay the same."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    numel = 1
+    for s in sizes:
+        numel *= s
+    if numel != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while preserving the "
+                           "number of elements. ")
+    return self.contiguous().view(sizes).clone() if self.requires_grad is False else self.reshape(sizes)
+
+
+def _resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _resize(self, *tensor.shape)
+
+
+def _new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
+                       device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    result = _torch().empty_strided(size, stride, dtype=dtype or self.dtype,
+                                    device=self.device if device is None else device)
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+def _method(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name or fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+# ---- the in-place functions torch publishes at top level (torch.abs_(t) is t.abs_()) -----------------------------
+_INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_",
+    "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
+    "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_",
+    "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+)
+
+
+def _inplace_function(name: str) -> Callable[..., Any]:
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = name
+    function.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``, in place."
+    return function
+
+
+FUNCTIONS: dict[str, Any] = {
+    "polygamma": polygamma, "frexp": frexp, "mvlgamma": mvlgamma, "isreal": isreal, "isin": isin,
+    "bilinear": bilinear, "rsub": rsub, "hann_window": hann_window, "hamming_window": hamming_window,
+    "blackman_window": blackman_window, "bartlett_window": bartlett_window, "kaiser_window": kaiser_window,
+    "frombuffer": frombuffer, "range": range, "is_nonzero": is_nonzero, "is_signed": is_signed,
+    "is_same_size": is_same_size, "is_inference": is_inference, "get_device": get_device,
+    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk, "ravel": ravel, "row_stack": row_stack,
+    "nonzero_static": nonzero_static, "as_strided_scatter": as_strided_scatter, "as_strided_": _as_strided_,
+    "histogram": histogram, "histogramdd": histogramdd, "cumulative_trapezoid": cumulative_trapezoid,
+    "trapezoid": trapezoid, "trapz": trapz, "norm_except_dim": norm_except_dim, "_weight_norm": _weight_norm,
+    "nuclear_norm": nuclear_norm, "frobenius_norm": frobenius_norm, "matrix_exp": matrix_exp, "lu": lu,
+    "lu_solve": lu_solve, "lu_unpack": lu_unpack, "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
+    "get_num_interop_threads": get_num_interop_threads, "set_num_interop_threads": set_num_interop_threads,
+    "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
+    "set_anomaly_enabled": set_anomaly_enabled, "is_anomaly_enabled": is_anomaly_enabled,
+    "is_anomaly_check_nan_enabled": is_anomaly_check_nan_enabled, "set_default_tensor_type": set_default_tensor_type,
+    "is_storage": is_storage, "UntypedStorage": Storage, "TypedStorage": TypedStorage,
+    "Storage": _STORAGE_CLASSES["FloatStorage"], **_STORAGE_CLASSES,
+    **{name: _inplace_function(name) for name in _INPLACE_FUNCTIONS},
+    "newaxis": None, "OutOfMemoryError": OutOfMemoryError,
+}
+
+
+def _false(self: Tensor) -> bool:
+    return False
+
+
+METHODS: dict[str, Any] = {
+    "polygamma": _polygamma_method, "polygamma_": _polygamma_, "frexp": _method(frexp),
+    "mvlgamma": _method(mvlgamma), "mvlgamma_": _mvlgamma_, "isreal": _method(isreal),
+    "histogram": _method(histogram), "matrix_exp": _method(matrix_exp), "lu": _method(lu),
+    "lu_solve": _method(lu_solve), "cholesky_solve": _method(cholesky_solve),
+    "cholesky_inverse": _method(cholesky_inverse), "triangular_solve": _method(triangular_solve),
+    "split_with_sizes": _split_with_sizes_method, "unsafe_split": _method(unsafe_split),
+    "unsafe_split_with_sizes": _method(unsafe_split_with_sizes), "unsafe_chunk": _method(unsafe_chunk),
+    "ravel": _method(ravel), "nonzero_static": _method(nonzero_static),
+    "as_strided_scatter": _method(as_strided_scatter), "as_strided_": _as_strided_,
+    "is_sparse": property(_false), "is_quantized": property(_false), "is_nested": property(_false),
+    "is_mkldnn": property(_false), "is_sparse_csr": property(_false), "is_inference": _false,
+    "is_shared": _is_shared, "share_memory_": _share_memory_, "is_set_to": _is_set_to, "is_same_size": is_same_size,
+    "storage": _storage, "storage_type": _storage_type, "new": _new, "sum_to_size": _sum_to_size, "chalf": _chalf,
+    "apply_": _apply_, "map_": _map_, "map2_": _map2_, "resize": _resize, "resize_as": _resize_as,
+    "const_data_ptr": lambda self: self.data_ptr(), "new_empty_strided": _new_empty_strided,
+}
+
+_ = Size  # re-exported type used in annotations of callers

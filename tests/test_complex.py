@@ -545,3 +545,18 @@ def test_complex_module_warns_and_trains_like_torch():
     assert ours[0] == theirs[0]
     for a, b in zip(ours[1:], theirs[1:]):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+def test_python_number_conversions_and_inplace_abs_like_torch():
+    def run(m):
+        out = []
+        for f in (lambda: float(m.tensor(1 + 0j)), lambda: int(m.tensor(2 + 0j)), lambda: float(m.tensor(1.5 + 1j)),
+                  lambda: int(m.tensor(2 + 1j)), lambda: complex(m.tensor(1 + 2j)), lambda: bool(m.tensor(1j)),
+                  lambda: m.tensor([1 + 0j]).abs_(), lambda: m.abs_(m.tensor([1j])), lambda: m.tensor([-1.5]).abs_().tolist()):
+            try:
+                out.append(f())
+            except RuntimeError as exc:
+                out.append(str(exc))
+        return out
+
+    assert run(tp) == run(torch)

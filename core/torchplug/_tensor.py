@@ -440,10 +440,10 @@ class Tensor:
         return bool(self.item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(_real_number(self.item(), "int64_t"))
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(_real_number(self.item(), "double"))
 
     def __complex__(self) -> complex:
         return complex(self.item())
@@ -527,6 +527,15 @@ def _resolved(t: Tensor) -> Tensor:
         with _no_grad():
             return resolve_neg(resolve_conj(t))
     return t
+
+
+def _real_number(value: Any, ctype: str) -> Any:
+    """A complex item as a real number, as PyTorch converts it (refused unless its imaginary part is 0)."""
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return value.real
+    return value
 
 
 def _no_grad() -> Any:

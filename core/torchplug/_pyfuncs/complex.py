@@ -101,6 +101,13 @@ def _copy_into(target: Tensor, value: Any) -> None:
         A["fill_.Scalar"](target, value)
 
 
+def abs_(input: Tensor) -> Tensor:
+    """``abs`` in place (refused for complex tensors, whose absolute value is real, as in PyTorch)."""
+    if input._dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return A.abs_(input)
+
+
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions, as a view."""
     n = input.dim()
@@ -115,13 +122,13 @@ def adjoint(input: Tensor) -> Tensor:
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "conj": conj, "is_conj": is_conj, "resolve_conj": resolve_conj, "conj_physical": conj_physical,
     "is_neg": is_neg, "resolve_neg": resolve_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex,
-    "real": real, "imag": imag, "adjoint": adjoint,
+    "real": real, "imag": imag, "adjoint": adjoint, "abs_": abs_,
 }
 
 METHODS: dict[str, Any] = {
     "conj": conj, "is_conj": is_conj, "resolve_conj": resolve_conj,
     "conj_physical": lambda self: conj_physical(self), "conj_physical_": _conj_physical_,
-    "is_neg": is_neg, "resolve_neg": resolve_neg, "adjoint": adjoint,
+    "is_neg": is_neg, "resolve_neg": resolve_neg, "adjoint": adjoint, "abs_": abs_, "absolute_": abs_,
     "real": property(real, _set_real, doc="The real part, a view sharing storage (settable)."),
     "imag": property(imag, _set_imag, doc="The imaginary part, a view sharing storage (settable)."),
 }

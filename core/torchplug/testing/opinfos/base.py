@@ -635,8 +635,7 @@ _TRANSCENDENTAL = ("exp log sqrt rsqrt sin cos tan tanh sigmoid reciprocal log1p
 _TRANS_TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2), "float32": (1e-5, 1e-5), "complex64": (1e-5, 1e-5)}
 
 UNARY_OPS = [
-    _unary_op("abs", skips=(Skip("torchplug's abs_ accepts complex tensors (torch: 'In-place abs is not supported for "
-                               "complex tensors.')", dtypes=COMPLEX_DTYPES, variant="inplace"),)), _unary_op("neg"), _unary_op("sign"), _unary_op("square"),
+    _unary_op("abs"), _unary_op("neg"), _unary_op("sign"), _unary_op("square"),
     *(_unary_op(n, tolerances=_TRANS_TOL) for n in _TRANSCENDENTAL),
     *(_unary_op(n, REAL) for n in ("floor", "ceil", "trunc", "frac")),
     _unary_op("round", REAL, sample_inputs=_round, aten=("round",)),

@@ -170,3 +170,9 @@ def test_one_element_tensor_lr_gives_torchs_trajectory(name):
         return w.detach().numpy()
 
     np.testing.assert_allclose(traj(tp), traj(torch), rtol=1e-12, atol=1e-15)
+
+
+def test_public_names_match_torchs_module():
+    ours = {n for n in dir(tp.optim.swa_utils) if not n.startswith("_")}
+    assert set(torch.optim.swa_utils.__all__) <= ours
+    assert not sorted(n for n in ours if not hasattr(torch.optim.swa_utils, n))

@@ -10,24 +10,24 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable as _Callable, Iterable as _Iterable
 from copy import deepcopy
 from typing import Any
 
-import torchplug
+import torchplug as _tp
 from torchplug._tensor import Tensor
 
 from .. import _grad
 from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
 from .lr_scheduler import LRScheduler, _format_param
-from .optimizer import Optimizer
+from .optimizer import Optimizer as _Optimizer
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",
            "get_swa_avg_fn"]
 
-AvgFn = Callable[[Tensor, Tensor, Any], Tensor]
-MultiAvgFn = Callable[[list[Tensor], list[Tensor], Any], None]
+_AvgFn = _Callable[[Tensor, Tensor, Any], Tensor]
+_MultiAvgFn = _Callable[[list[Tensor], list[Tensor], Any], None]
 
 
 def _check_decay(decay: float) -> None:
@@ -40,7 +40,7 @@ def _lerps(tensor: Tensor) -> bool:
     return tensor.is_floating_point() or tensor.is_complex()
 
 
-def get_ema_multi_avg_fn(decay: float = 0.999) -> MultiAvgFn:
+def get_ema_multi_avg_fn(decay: float = 0.999) -> _MultiAvgFn:
     """An in-place exponential moving average over lists of tensors: ``ema += (1 - decay) * (p - ema)``."""
     _check_decay(decay)
 
@@ -56,7 +56,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> MultiAvgFn:
     return ema_update
 
 
-def get_swa_multi_avg_fn() -> MultiAvgFn:
+def get_swa_multi_avg_fn() -> _MultiAvgFn:
     """An in-place running mean over lists of tensors (the SWA average of ``num_averaged + 1`` models)."""
 
     def swa_update(averaged_param_list: list[Tensor], current_param_list: list[Tensor], num_averaged: Any) -> None:
@@ -75,7 +75,7 @@ def get_swa_multi_avg_fn() -> MultiAvgFn:
     return swa_update
 
 
-def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
+def get_ema_avg_fn(decay: float = 0.999) -> _AvgFn:
     """The exponential moving average of one tensor: ``decay * ema + (1 - decay) * current``."""
     _check_decay(decay)
 
@@ -86,7 +86,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
     return ema_update
 
 
-def get_swa_avg_fn() -> AvgFn:
+def get_swa_avg_fn() -> _AvgFn:
     """The running mean of one tensor: ``avg + (current - avg) / (num_averaged + 1)``."""
 
     def swa_update(averaged_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
@@ -108,14 +108,14 @@ class AveragedModel(Module):
         use_buffers: average the buffers too (else they are copied from ``model`` at each update).
     """
 
-    def __init__(self, model: Module, device: Any = None, avg_fn: AvgFn | None = None,
-                 multi_avg_fn: MultiAvgFn | None = None, use_buffers: bool = False) -> None:
+    def __init__(self, model: Module, device: Any = None, avg_fn: _AvgFn | None = None,
+                 multi_avg_fn: _MultiAvgFn | None = None, use_buffers: bool = False) -> None:
         super().__init__()
         assert avg_fn is None or multi_avg_fn is None, "Only one of avg_fn and multi_avg_fn should be provided"
         self.module = deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
-        self.register_buffer("n_averaged", torchplug.tensor(0, dtype=torchplug.long, device=device))
+        self.register_buffer("n_averaged", _tp.tensor(0, dtype=_tp.long, device=device))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
@@ -157,7 +157,7 @@ class AveragedModel(Module):
             self.n_averaged += 1
 
 
-def _grouped(averaged: list[Tensor], current: list[Tensor]) -> Iterable[tuple[list[Tensor], list[Tensor]]]:
+def _grouped(averaged: list[Tensor], current: list[Tensor]) -> _Iterable[tuple[list[Tensor], list[Tensor]]]:
     """The pairs grouped by (device, dtype) of the averaged tensor, first-seen order (torch's grouping)."""
     groups: dict[tuple[str, Any], tuple[list[Tensor], list[Tensor]]] = {}
     for a, c in zip(averaged, current):
@@ -167,7 +167,7 @@ def _grouped(averaged: list[Tensor], current: list[Tensor]) -> Iterable[tuple[li
     return groups.values()
 
 
-def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
+def update_bn(loader: _Iterable[Any], model: Module, device: Any = None) -> None:
     """Recompute every BatchNorm's running statistics with one pass over ``loader`` (cumulative averages).
 
     Each batch is ``model``'s input, or a list/tuple whose first element is.
@@ -198,7 +198,7 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
 class SWALR(LRScheduler):
     """Anneal each param group's learning rate to ``swa_lr`` over ``anneal_epochs`` (cosine or linear), then hold it."""
 
-    def __init__(self, optimizer: Optimizer, swa_lr: Any, anneal_epochs: int = 10, anneal_strategy: str = "cos",
+    def __init__(self, optimizer: _Optimizer, swa_lr: Any, anneal_epochs: int = 10, anneal_strategy: str = "cos",
                  last_epoch: int = -1) -> None:
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         for lr, group in zip(swa_lrs, optimizer.param_groups):

@@ -426,7 +426,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     opmath = _OPMATH.get(dt.name, dt)
     x = _converted(input, opmath)
     dims = [input.dim() - i - 1 for i in range(len(normalized_shape))]
-    r = A.rsqrt(A.add(A.mean(A.mul(x, x), dims, True), eps_val))
+    r = A.rsqrt(A.add(A.mean(A["pow.Tensor_Tensor"](x, 2), dims, True), eps_val))  # ATen: pow(x, 2).mean(...)
     result = _converted(A.mul(x, r), dt)
     if weight is not None:
         result = A.mul(result, weight)

@@ -1,27 +1,9 @@
-"""Complex-number composites (backend-generic) and the conjugate bit's fallback.
+"""Complex-number composites, written once for every backend: the real/complex views, the constructors,
+``angle``, ``conj_physical`` and complex random fills.
 
-``x.conj()`` of a complex tensor is a *view* with the conjugate bit set, as in PyTorch: it
-shares ``x``'s storage and a write through it stores the conjugate of the written value in
-``x``.  The bit is the ``Conjugate`` dispatch key in the tensor's own key set, the highest key,
-so a conjugated tensor reaching any op goes through :func:`conjugate_fallback` first, which
-(like PyTorch's MathBitsFallback):
-
-- passes ``_conj`` (the op that flips the bit) straight through;
-- for a view op, takes the view of the unconjugated alias and flips the bit back on the result
-  (views of a conjugate view are conjugate views, writes through them still reach the base);
-- for an op writing to a conjugated tensor, runs it on a resolved copy and stores the
-  conjugate of the outcome back through the unconjugated alias;
-- for every other op, resolves (materialises) the conjugated inputs and calls the op on them.
-
-Every step dispatches normally, so autograd records ``_conj``/``conj_physical`` (whose gradients
-conjugate) and gradients flow through conjugate views.  Backends never see the bit.
-
-The negative bit (the ``Negative`` key, flipped by ``_neg_view``) works the same way with ``neg``
-for the conjugation: ``x.conj().imag`` is such a view of ``x``'s imaginary part, as in PyTorch.
-
-The views and constructors (``view_as_real``, ``view_as_complex``, ``complex``, ``polar``,
-``angle``, ``conj_physical``) are written over ``view.dtype``, ``select`` and pointwise ops, so
-any backend with the primitive set runs them.
+They are built over ``view.dtype``, ``select``, ``clone`` and pointwise ops, so any backend with the
+primitive set runs them.  The lazy conjugate/negative views (``conj()``, ``x.conj().imag``) are in
+``torchplug._math_bits``; their flip ops are registered here with the other composites.
 """
 
 from __future__ import annotations
@@ -33,39 +15,10 @@ from typing import Any
 from . import _dtype as D
 from ._aten import A
 from ._composites import _broadcast_shapes, scalar_type_name
-from ._dispatch import keys as K
-from ._dispatch.tls import tls
+from ._math_bits import CONJ_MASK, VIEW_AS_REAL_CONJ_MESSAGE, conj_kernel, neg_view_kernel
 from ._tensor import Tensor
 
-__all__ = ["COMPOSITES", "CONJ_MASK", "NEG_MASK", "complex_random", "conjugate_fallback", "negative_fallback",
-           "is_conj", "resolve_conj", "resolve_neg", "VIEW_AS_REAL_CONJ_MESSAGE"]
-
-CONJ_MASK = 1 << K.CONJUGATE_BIT
-NEG_MASK = 1 << K.NEGATIVE_BIT
-
-VIEW_AS_REAL_CONJ_MESSAGE = (
-    "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can view "
-    "it as real, use self.resolve_conj(); however, be warned that the resulting tensor will NOT alias the original."
-)
-
-
-def is_conj(t: Tensor) -> bool:
-    """True if ``t`` is a lazily conjugated view (its conjugate bit is set)."""
-    return bool(t._keyset & CONJ_MASK)
-
-
-def resolve_conj(t: Tensor) -> Tensor:
-    """``t`` itself if its conjugate bit is clear, else a new tensor holding its (conjugated) values."""
-    if not t._keyset & CONJ_MASK:
-        return t
-    return A.conj_physical(A._conj(t))
-
-
-def resolve_neg(t: Tensor) -> Tensor:
-    """``t`` itself if its negative bit is clear, else a new tensor holding its (negated) values."""
-    if not t._keyset & NEG_MASK:
-        return t
-    return A.neg(A._neg_view(t))
+__all__ = ["COMPOSITES", "complex_random", "angle"]
 
 
 def complex_random(self: Tensor, fill: Callable[..., Any], *args: Any) -> Tensor:
@@ -75,32 +28,7 @@ def complex_random(self: Tensor, fill: Callable[..., Any], *args: Any) -> Tensor
     return self
 
 
-# ---- kernels ---------------------------------------------------------------------------------------
-_MATH_BITS = CONJ_MASK | NEG_MASK
-
-
-def _flip_alias(self: Tensor, bit: int) -> Tensor:
-    """An alias of ``self`` keeping its math bits, with ``bit`` flipped."""
-    old = tls.mask
-    tls.mask = old & ~_MATH_BITS  # the alias below must not come back through a fallback
-    try:
-        out = A.alias(self)
-    finally:
-        tls.mask = old
-    out._keyset = (out._keyset & ~_MATH_BITS) | ((self._keyset & _MATH_BITS) ^ bit)
-    return out
-
-
-def _conj(self: Tensor) -> Tensor:
-    """An alias of ``self`` with the conjugate bit flipped (real tensors: a plain alias)."""
-    return _flip_alias(self, CONJ_MASK if self._dtype.is_complex else 0)
-
-
-def _neg_view(self: Tensor) -> Tensor:
-    """An alias of ``self`` with the negative bit flipped (its values read negated)."""
-    return _flip_alias(self, NEG_MASK)
-
-
+# ---- composites -----------------------------------------------------------------------------------
 def conj_physical(self: Tensor) -> Tensor:
     """A new tensor holding the complex conjugate (a copy for real dtypes)."""
     out = A.clone(self)
@@ -200,8 +128,8 @@ def angle(self: Tensor) -> Tensor:
 
 
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
-    "_conj": ("CompositeExplicitAutograd", _conj),
-    "_neg_view": ("CompositeExplicitAutograd", _neg_view),
+    "_conj": ("CompositeExplicitAutograd", conj_kernel),
+    "_neg_view": ("CompositeExplicitAutograd", neg_view_kernel),
     "conj_physical": ("CompositeExplicitAutograd", conj_physical),
     "view_as_real": ("CompositeExplicitAutograd", view_as_real),
     "view_as_complex": ("CompositeExplicitAutograd", view_as_complex),
@@ -209,82 +137,3 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "polar": ("CompositeExplicitAutograd", polar),
     "angle": ("CompositeExplicitAutograd", angle),
 }
-
-
-# ---- the math bits' fallbacks ------------------------------------------------------------------------
-class _MathBit:
-    """One lazy math bit (conjugate, negative): its mask, the view op that flips it, and how values resolve.
-
-    ``toggle(t)`` is a view of ``t`` with the bit flipped; ``physical(t)`` applies the operation to
-    the values of a tensor without the bit (``conj_physical``, ``neg``), so a tensor with the bit
-    resolves to ``physical(toggle(t))``.
-    """
-
-    def __init__(self, bit: int, toggle_name: str, physical: Callable[[Tensor], Tensor]) -> None:
-        self.mask = 1 << bit
-        self.below = ~self.mask
-        self.toggle_name = toggle_name
-        self.physical = physical
-
-    def toggle(self, t: Tensor) -> Tensor:
-        return getattr(A, self.toggle_name)(t)
-
-    def resolve(self, t: Tensor) -> Tensor:
-        return self.physical(self.toggle(t)) if t._keyset & self.mask else t
-
-    def has(self, value: Any) -> bool:
-        if isinstance(value, Tensor):
-            return bool(value._keyset & self.mask)
-        if isinstance(value, (list, tuple)):
-            return any(isinstance(v, Tensor) and v._keyset & self.mask for v in value)
-        return False
-
-    def resolved(self, value: Any) -> Any:
-        if isinstance(value, Tensor):
-            return self.resolve(value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.resolve(v) if isinstance(v, Tensor) else v for v in value)
-        return value
-
-    def flipped(self, result: Any) -> Any:
-        if isinstance(result, Tensor):
-            return self.toggle(result)
-        if isinstance(result, (list, tuple)):
-            return type(result)(self.toggle(r) if isinstance(r, Tensor) else r for r in result)
-        return result
-
-    def fallback(self, ks: int, op: Any, *args: Any) -> Any:
-        """The boxed kernel of this bit's dispatch key (see the module docstring)."""
-        schema = op._entry.schema
-        below = ks & self.below
-        mask = self.mask
-        if schema.name == self.toggle_name:
-            return op.redispatch(below, *args)
-        if schema.name == "view_as_real" and mask == CONJ_MASK:
-            raise RuntimeError(VIEW_AS_REAL_CONJ_MESSAGE)
-        mutated = schema.mutated_argument_indices
-        view_of = schema.view_of
-        if view_of is not None and not mutated and isinstance(args[view_of], Tensor) and args[view_of]._keyset & mask:
-            # A view of a lazy view: the same view of the plain alias, flipped again.
-            new = [(self.toggle(a) if i == view_of else self.resolved(a)) if self.has(a) else a
-                   for i, a in enumerate(args)]
-            return self.flipped(op.redispatch(below, *new))
-        writes = [(i, args[i]) for i in mutated if isinstance(args[i], Tensor) and args[i]._keyset & mask]
-        new = [self.resolved(a) if self.has(a) else a for a in args]
-        result = op.redispatch(below, *new)
-        for i, target in writes:
-            # The op wrote the values it sees into a resolved copy: store them, transformed back, in the base.
-            A.copy_(self.toggle(target), self.physical(new[i]))
-        if writes:
-            swap = {id(new[i]): target for i, target in writes}
-            if isinstance(result, Tensor):
-                return swap.get(id(result), result)
-            if isinstance(result, (list, tuple)):
-                return type(result)(swap.get(id(r), r) for r in result)
-        return result
-
-
-CONJUGATE = _MathBit(K.CONJUGATE_BIT, "_conj", lambda t: A.conj_physical(t))
-NEGATIVE = _MathBit(K.NEGATIVE_BIT, "_neg_view", lambda t: A.neg(t))
-conjugate_fallback = CONJUGATE.fallback
-negative_fallback = NEGATIVE.fallback

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._backends import backend_for
-from . import _composites_complex, _composites_linalg, _composites_nn, _composites_shape
+from . import _composites_complex, _composites_linalg, _composites_nn, _composites_shape, _math_bits
 from ._composites import COMPOSITES, inplace_kernel, out_kernel
 from ._composites_math import register as register_math_composites
 from ._composites_more import register as register_more_composites
@@ -208,8 +208,8 @@ def register_core(lib: Library) -> None:
         lib.impl(name, fn, key)
     for name, (key, fn) in _composites_complex.COMPOSITES.items():
         lib.impl(name, fn, key)
-    lib.fallback(_composites_complex.conjugate_fallback, "Conjugate", with_keyset=True)
-    lib.fallback(_composites_complex.negative_fallback, "Negative", with_keyset=True)
+    lib.fallback(_math_bits.conjugate_fallback, "Conjugate", with_keyset=True)
+    lib.fallback(_math_bits.negative_fallback, "Negative", with_keyset=True)
     for schema, tags, _ in rows:
         full = schema.split("(")[0]
         entry = DISPATCHER.entry(full)

@@ -522,7 +522,7 @@ _MATH_BITS = _CONJ_MASK | 1 << NEGATIVE_BIT
 def _resolved(t: Tensor) -> Tensor:
     """``t``, or its materialised values if it is a conjugate or negated view (for reading its buffer directly)."""
     if t._keyset & _MATH_BITS:
-        from ._composites_complex import resolve_conj, resolve_neg
+        from ._math_bits import resolve_conj, resolve_neg
 
         with _no_grad():
             return resolve_neg(resolve_conj(t))

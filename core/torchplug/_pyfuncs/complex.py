@@ -1,7 +1,7 @@
 """Python bindings for complex numbers: ``conj``/``resolve_conj``/``is_conj``, ``real``/``imag``, ``view_as_real``...
 
 ``conj()`` of a complex tensor is a lazy conjugate view (the conjugate bit, see
-``torchplug._composites_complex``); of any other tensor it is the tensor itself, as in PyTorch.
+``torchplug._math_bits``); of any other tensor it is the tensor itself, as in PyTorch.
 ``x.conj().imag`` is a lazily negated view of ``x``'s imaginary part (the negative bit).
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._aten import A
-from .._composites_complex import CONJ_MASK, NEG_MASK, VIEW_AS_REAL_CONJ_MESSAGE, resolve_conj as _resolve_conj
-from .._composites_complex import resolve_neg as _resolve_neg
+from .._math_bits import CONJ_MASK, NEG_MASK, VIEW_AS_REAL_CONJ_MESSAGE, resolve_conj as _resolve_conj
+from .._math_bits import resolve_neg as _resolve_neg
 from .._tensor import Tensor
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]

@@ -169,9 +169,9 @@ def _metadata(func: str, metadata: Any) -> int:
     if unknown:
         raise RuntimeError(f"{func}: the checkpoint marks a tensor with {unknown}, tensor metadata torchplug does "
                            f"not know (it reads {sorted(_MATH_BITS)}).")
-    from torchplug import _composites_complex as CX
+    from torchplug import _math_bits
 
-    return sum(getattr(CX, _MATH_BITS[k]) for k in set_bits)
+    return sum(getattr(_math_bits, _MATH_BITS[k]) for k in set_bits)
 
 
 def _with_bits(t: Tensor, bits: int) -> Tensor:

@@ -553,9 +553,10 @@ def test_nonzero_static_ravel_and_more():
 
 
 def test_math_surface_names_exist_in_torch():
-    from torchplug._pyfuncs import surface
+    from torchplug._pyfuncs import surface, surface_linalg, surface_tensor
 
-    public = [n for n in surface.FUNCTIONS if not n.startswith("_")]
-    assert [n for n in public if not hasattr(torch, n)] == []
-    assert [n for n in surface.METHODS if not hasattr(torch.Tensor, n)] == []
+    for module in (surface, surface_linalg, surface_tensor):
+        public = [n for n in module.FUNCTIONS if not n.startswith("_")]
+        assert [n for n in public if not hasattr(torch, n)] == []
+        assert [n for n in module.METHODS if not hasattr(torch.Tensor, n)] == []
     assert math.isclose(float(tp.kaiser_window(3, False)[1]), 1.0)

@@ -1,23 +1,19 @@
 """Top-level names and Tensor methods real scripts use beyond the op table's generated bindings.
 
-Everything here is a composition of existing ops (so it runs on every backend and autograd
-differentiates it), except ``i0``/``polygamma``/``frexp``, which are primitives of
-``_schemas/names.py`` bound here by hand where their Python signature differs from the schema:
-the in-place ``torchplug.abs_``-style functions, ``isin``, ``bilinear``, window functions,
-``frombuffer``, ``range``, ``rsub``, ``histogram``/``histogramdd``, ``mvlgamma``, ``matrix_exp``,
-``lu``/``lu_solve``/``lu_unpack``, ``cholesky_solve``/``cholesky_inverse``, ``triangular_solve``,
-``cumulative_trapezoid``/``trapezoid``, ``nuclear_norm``/``frobenius_norm``, ``norm_except_dim``,
-the legacy storage classes, thread/warning/anomaly switches, and Tensor methods such as ``new``,
-``sum_to_size``, ``unsafe_split``, ``apply_``/``map_``/``map2_``, ``resize``/``resize_as``.
+The in-place ``torchplug.abs_``-style functions, ``isin``, ``bilinear``, ``rsub``, window functions,
+``frombuffer``, ``range``, ``row_stack``, predicates, split variants, ``histogram``/``histogramdd``,
+``cumulative_trapezoid``/``trapezoid``, ``mvlgamma``/``isreal`` and the thread/warning/anomaly switches
+are compositions of existing ops (every backend has them, autograd differentiates them);
+``i0``/``polygamma``/``frexp`` are primitives of ``_schemas/names.py`` bound here where their Python
+signature differs from the schema.  Linear algebra is in ``surface_linalg``, storages and legacy
+Tensor methods in ``surface_tensor``.
 """
 
 from __future__ import annotations
 
-import builtins
 import math
 import os
 import warnings
-import weakref
 from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +22,7 @@ from .. import _dtype as D
 from .._allocator import OutOfMemoryError
 from .._aten import A
 from .._bindings import return_types
-from .._tensor import Size, Storage, Tensor
+from .._tensor import Tensor
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
 
@@ -35,8 +31,7 @@ __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
 HANDWRITTEN = {"polygamma", "frexp", "special_i1"}
 
 for _name, _fields in (("frexp", "mantissa exponent"), ("histogram", "hist bin_edges"),
-                       ("histogramdd", "hist bin_edges"), ("lu_unpack", "P L U"),
-                       ("triangular_solve", "solution cloned_coefficient"), ("_lu_with_info", "LU pivots info")):
+                       ("histogramdd", "hist bin_edges")):
     if not hasattr(return_types, _name):
         setattr(return_types, _name, namedtuple(_name, _fields.split()))
 
@@ -45,6 +40,15 @@ def _torch() -> Any:
     import torchplug
 
     return torchplug
+
+
+def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
 
 
 # ---- special functions ---------------------------------------------------------------------------------
@@ -502,252 +506,6 @@ def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-# ---- norms ----------------------------------------------------------------------------------------------------
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
-    """The ``pow``-norm of each slice of ``v`` along ``dim``, keeping dims (``dim=-1``: one norm of the whole)."""
-    torch = _torch()
-    if dim == -1:
-        return torch.linalg.vector_norm(v, pow)
-    dim = dim % v.dim()
-    others = [d for d in builtins.range(v.dim()) if d != dim]
-    return torch.linalg.vector_norm(v, pow, dim=others, keepdim=True)
-
-
-def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
-    """``v * (g / ||v||)`` with the norm over every dim but ``dim`` (weight normalization)."""
-    return v * (g / norm_except_dim(v, 2, dim))
-
-
-def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """Sum of the singular values of the matrices over ``dim`` (default the last two dims)."""
-    torch = _torch()
-    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
-                  "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
-                  UserWarning, stacklevel=2)
-    if isinstance(dim, bool):  # nuclear_norm(input, keepdim) positional form
-        dim, keepdim = None, dim
-    result = torch.linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=keepdim)
-    return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """The 2-norm of the elements over ``dim``."""
-    torch = _torch()
-    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
-                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
-                  UserWarning, stacklevel=2)
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    if len(dims) > 2:
-        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
-    result = torch.linalg.vector_norm(input, 2, dim=dims, keepdim=keepdim)
-    return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-# ---- matrix functions -------------------------------------------------------------------------------------------
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
-           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
-_THETA13 = 5.371920351148152
-
-
-def matrix_exp(input: Tensor) -> Tensor:
-    """The matrix exponential of each square matrix in the last two dims (scaling and squaring with the
-    [13/13] Pade approximant, a composition autograd differentiates)."""
-    torch = _torch()
-    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
-        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
-                           f"{input.shape[-2] if input.dim() >= 2 else 1} by {input.shape[-1] if input.dim() else 1} "
-                           "matrices")
-    n = input.shape[-1]
-    if input.numel() == 0:
-        return input.clone()
-    if n == 1:
-        return input.exp()
-    norm = float(input.abs().sum(-2).amax()) if input.numel() else 0.0
-    s = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 and math.isfinite(norm) else 0
-    a = input / (2 ** s) if s else input
-    eye = torch.eye(n, dtype=input.dtype, device=input.device).expand_as(a)
-    b = _PADE13
-    a2 = a @ a
-    a4 = a2 @ a2
-    a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
-    result = torch.linalg.solve(v - u, v + u)
-    for _ in builtins.range(s):
-        result = result @ result
-    return result
-
-
-def _lu_factor(a: Tensor, pivot: bool) -> tuple[Tensor, Tensor, Tensor]:
-    """LU with partial pivoting (as LAPACK getrf): packed LU, 1-based int32 pivots, int32 info."""
-    torch = _torch()
-    m, n = a.shape[-2], a.shape[-1]
-    k = min(m, n)
-    batch = a.shape[:-2]
-    lu = a.clone()
-    rows = torch.arange(m, device=a.device)
-    pivots = []
-    info = torch.zeros(batch, dtype=D.int32, device=a.device)
-    for j in builtins.range(k):
-        col = lu[..., :, j]
-        if pivot:
-            below = torch.where(rows >= j, col.abs(), torch.full_like(col.abs(), -1.0))
-            p = below.argmax(-1)  # the first largest |a_ij| below the diagonal, as idamax
-        else:
-            p = torch.full(batch, j, dtype=D.int64, device=a.device)
-        pivots.append(p + 1)
-        # swap rows j and p (a gather, so autograd sees it)
-        perm = rows.expand(*batch, m).clone()
-        pj = p.unsqueeze(-1)
-        perm = torch.where(rows == j, pj, torch.where(rows == pj, torch.full_like(perm, j), perm))
-        lu = lu.gather(-2, perm.unsqueeze(-1).expand(*batch, m, n))
-        diag = lu[..., j, j]
-        zero = diag == 0
-        info = torch.where(zero & (info == 0), torch.full_like(info, j + 1), info)
-        safe = torch.where(zero, torch.ones_like(diag), diag)
-        below = rows > j
-        factors = torch.where(below, lu[..., :, j] / safe.unsqueeze(-1), torch.zeros_like(lu[..., :, j]))
-        factors = torch.where(zero.unsqueeze(-1), torch.zeros_like(factors), factors)
-        update = factors.unsqueeze(-1) * lu[..., j, :].unsqueeze(-2)
-        cols = torch.arange(n, device=a.device)
-        update = torch.where(cols > j, update, torch.zeros_like(update))
-        lu = lu - update
-        # store the multipliers below the diagonal of column j
-        colmask = (cols == j) & below.unsqueeze(-1)
-        lu = torch.where(colmask, factors.unsqueeze(-1).expand_as(lu), lu)
-    piv = torch.stack(pivots, -1).to(D.int32) if pivots else torch.zeros(*batch, 0, dtype=D.int32, device=a.device)
-    return lu, piv, info
-
-
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) -> Any:
-    """Deprecated: the LU factorization ``(A_LU, pivots)`` (``get_infos``: also LAPACK's info per matrix)."""
-    warnings.warn(
-        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed "
-        "in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
-        "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
-        "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
-        "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
-    if A.dim() < 2:
-        raise RuntimeError(f"torch.lu: Expected tensor with 2 or more dimensions. Got size: {tuple(A.shape)} instead")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        from .._composites import scalar_type_name
-
-        raise RuntimeError(f'"lu_cpu" not implemented for \'{scalar_type_name(A.dtype)}\'')
-    lu_, piv, info = _lu_factor(A, pivot)
-    if get_infos:
-        return return_types._lu_with_info(lu_, piv, info)
-    return lu_, piv
-
-
-def _apply_pivots(b: Tensor, pivots: Tensor) -> Tensor:
-    """``P^T b``: the row swaps ``i <-> pivots[i] - 1`` applied in order."""
-    torch = _torch()
-    m = b.shape[-2]
-    batch = torch.broadcast_shapes(b.shape[:-2], pivots.shape[:-1])
-    b = b.expand(*batch, *b.shape[-2:])
-    perm = torch.arange(m, device=b.device).expand(*batch, m).clone()
-    piv = (pivots.long() - 1).expand(*batch, pivots.shape[-1])
-    for i in builtins.range(piv.shape[-1]):
-        p = piv[..., i : i + 1]
-        pi = perm.gather(-1, p)
-        cur = perm[..., i : i + 1]
-        perm = perm.scatter(-1, p, cur).scatter(-1, torch.full_like(p, i), pi)
-    return b.gather(-2, perm.unsqueeze(-1).expand(*batch, m, b.shape[-1]))
-
-
-def _unit_lower(lu_: Tensor) -> Tensor:
-    torch = _torch()
-    n = lu_.shape[-1]
-    return lu_.tril(-1) + torch.eye(n, dtype=lu_.dtype, device=lu_.device)
-
-
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """Solve ``A x = b`` from ``A``'s LU factorization (``torch.lu``'s outputs)."""
-    torch = _torch()
-    warnings.warn(
-        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch "
-        "release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\n"
-        "should be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
-    if LU_data.shape[-1] != LU_data.shape[-2]:
-        raise RuntimeError("linalg.lu_solve: Expected LU to be square")
-    y = torch.linalg.solve(_unit_lower(LU_data), _apply_pivots(b, LU_pivots))
-    result = torch.linalg.solve(LU_data.triu(), y)
-    return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
-              out: Any = None) -> Any:
-    """``(P, L, U)`` with ``A = P @ L @ U`` from a packed LU factorization; the parts not asked for are empty."""
-    torch = _torch()
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
-    k = min(m, n)
-    empty = LU_data.new_empty(0)
-    if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + torch.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
-        U = LU_data[..., :k, :].triu()
-    else:
-        L = U = empty
-    if unpack_pivots:
-        batch = LU_pivots.shape[:-1]
-        eye = torch.eye(m, dtype=LU_data.dtype, device=LU_data.device).expand(*batch, m, m)
-        P = _apply_pivots(eye, LU_pivots).mT  # P^T = swaps(I), so A = P L U
-    else:
-        P = empty
-    if out is not None:
-        for o, r in zip(out, (P, L, U)):
-            o.resize_(r.shape).copy_(r)
-        P, L, U = out
-    return return_types.lu_unpack(P, L, U)
-
-
-def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """Solve ``A X = B`` (``B = input``) given ``A``'s Cholesky factor ``input2`` (lower, or upper)."""
-    torch = _torch()
-    if input.dim() < 2 or input2.dim() < 2:
-        raise RuntimeError("b should have at least 2 dimensions, but has " f"{input.dim()} dimensions instead"
-                           if input.dim() < 2 else
-                           f"u should have at least 2 dimensions, but has {input2.dim()} dimensions instead")
-    low = input2.mH if upper else input2
-    y = torch.linalg.solve(low.tril(), input)
-    result = torch.linalg.solve(low.tril().mH, y)
-    return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """``A^-1`` from ``A``'s Cholesky factor (``A = L L^H``, or ``U^H U`` with ``upper``)."""
-    torch = _torch()
-    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
-        raise RuntimeError("A must be batches of square matrices")
-    factor = input.triu() if upper else input.tril()
-    inv = torch.linalg.inv(factor)
-    result = inv @ inv.mH if upper else inv.mH @ inv
-    return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False,
-                     *, out: Any = None) -> Any:
-    """Deprecated: solve ``A X = b`` for triangular ``A``; ``(solution, cloned_coefficient)``."""
-    torch = _torch()
-    warnings.warn(
-        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a "
-        "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
-        "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
-        "X = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
-    tri = A.triu() if upper else A.tril()
-    if unitriangular:
-        n = A.shape[-1]
-        tri = tri - tri.diagonal(dim1=-2, dim2=-1).diag_embed() + torch.eye(n, dtype=A.dtype, device=A.device)
-    if transpose:
-        tri = tri.mT
-    solution = torch.linalg.solve(tri, b)
-    coefficient = A.clone()
-    if out is not None:
-        for o, r in zip(out, (solution, coefficient)):
-            o.resize_(r.shape).copy_(r)
-        solution, coefficient = out
-    return return_types.triangular_solve(solution, coefficient)
-
-
 # ---- global switches ------------------------------------------------------------------------------------------
 _interop_threads = [os.cpu_count() or 1]
 _warn_always = [False]
@@ -813,258 +571,6 @@ def set_default_tensor_type(t: Any) -> None:
         torch.set_default_device("cpu")
 
 
-# ---- storages -------------------------------------------------------------------------------------------------
-_shared: weakref.WeakSet[Storage] = weakref.WeakSet()
-
-
-class TypedStorage:
-    """Deprecated typed view of a tensor's :class:`UntypedStorage` (what ``tensor.storage()`` returns)."""
-
-    is_sparse = False
-    dtype: D.dtype
-
-    def __init__(self, *args: Any, wrap_storage: Any = None, dtype: Any = None, device: Any = None,
-                 _internal: bool = False, _flat: Tensor | None = None) -> None:
-        torch = _torch()
-        if not _internal:
-            warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
-                          "only storage class. This should only matter to you if you are using storages directly.  To "
-                          "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-                          UserWarning, stacklevel=2)
-        if _flat is None:
-            dtype = getattr(type(self), "_fixed_dtype", None) or dtype or D.get_default_dtype()
-            if args and isinstance(args[0], int):
-                _flat = torch.empty(args[0], dtype=dtype, device=device)
-            elif args:
-                _flat = torch.tensor(list(args[0]), dtype=dtype, device=device)
-            else:
-                _flat = torch.empty(0, dtype=dtype, device=device)
-        self._flat = _flat
-        self.dtype = _flat.dtype
-
-    @property
-    def device(self) -> Any:
-        return self._flat.device
-
-    @property
-    def _untyped_storage(self) -> Storage:
-        return self._flat.untyped_storage()
-
-    def untyped(self) -> Storage:
-        """The untyped storage underneath."""
-        return self._flat.untyped_storage()
-
-    def size(self) -> int:
-        """The number of elements."""
-        return self._flat.numel()
-
-    def __len__(self) -> int:
-        return self._flat.numel()
-
-    def __getitem__(self, index: Any) -> Any:
-        value = self._flat[index]
-        return value.item() if value.dim() == 0 else value.tolist()
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._flat[index] = value
-
-    def __iter__(self) -> Any:
-        return iter(self.tolist())
-
-    def tolist(self) -> list:
-        """The elements as a Python list."""
-        return self._flat.tolist()
-
-    def element_size(self) -> int:
-        return self._flat.element_size()
-
-    def nbytes(self) -> int:
-        return self._flat.numel() * self._flat.element_size()
-
-    def data_ptr(self) -> int:
-        return self._flat.data_ptr()
-
-    def is_shared(self) -> bool:
-        return self._flat.untyped_storage() in _shared
-
-    def share_memory_(self) -> TypedStorage:
-        _shared.add(self._flat.untyped_storage())
-        return self
-
-    def _new_wrapped_storage(self, untyped: Storage) -> TypedStorage:
-        raise NotImplementedError("TypedStorage._new_wrapped_storage is not supported in torchplug")
-
-    def __repr__(self) -> str:
-        body = "\n".join(f" {v}" for v in self.tolist())
-        return f"{body}\n[{_storage_type_name(self.dtype, self.device.type)} of size {len(self)}]"
-
-
-def _storage_type_name(dtype: D.dtype, device_type: str) -> str:
-    from .._composites import scalar_type_name
-
-    prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
-    return f"{prefix}{scalar_type_name(dtype)}Storage"
-
-
-def _typed_storage_class(dtype: D.dtype) -> type:
-    from .._composites import scalar_type_name
-
-    name = f"{scalar_type_name(dtype)}Storage"
-    cls = _STORAGE_CLASSES.get(name)
-    if cls is None:
-        cls = _STORAGE_CLASSES[name] = type(name, (TypedStorage,), {
-            "_fixed_dtype": dtype, "__module__": "torchplug",
-            "__doc__": f"Legacy typed storage of {dtype} elements (deprecated in PyTorch)."})
-    return cls
-
-
-_STORAGE_CLASSES: dict[str, type] = {}
-for _dt in (D.float64, D.float32, D.float16, D.bfloat16, D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool_,
-            D.complex64, D.complex128):
-    _typed_storage_class(_dt)
-
-
-def _storage(self: Tensor) -> TypedStorage:
-    warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
-                  "storage class. This should only matter to you if you are using storages directly.  To access "
-                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
-                  stacklevel=2)
-    nelem = self.untyped_storage().nbytes // self.element_size()
-    flat = A.as_strided(self, [nelem], [1], 0)
-    return TypedStorage(_internal=True, _flat=flat)  # PyTorch's tensor.storage() is a TypedStorage, not FloatStorage
-
-
-def _storage_type(self: Tensor) -> type:
-    return _typed_storage_class(self.dtype)
-
-
-def is_storage(obj: Any) -> bool:
-    """Whether ``obj`` is a storage (untyped or typed)."""
-    return isinstance(obj, (Storage, TypedStorage))
-
-
-# ---- Tensor-only helpers ----------------------------------------------------------------------------------------
-def _is_shared(self: Tensor) -> bool:
-    return self.untyped_storage() in _shared
-
-
-def _share_memory_(self: Tensor) -> Tensor:
-    # torchplug runs in one process: the storage is only marked (is_shared() turns True, as in PyTorch)
-    _shared.add(self.untyped_storage())
-    return self
-
-
-def _is_set_to(self: Tensor, tensor: Tensor) -> bool:
-    return (self.untyped_storage() is tensor.untyped_storage() and self.storage_offset() == tensor.storage_offset()
-            and self.shape == tensor.shape and self.stride() == tensor.stride())
-
-
-def _new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """Legacy constructor with ``self``'s dtype and device: ``new(2, 3)`` (uninitialized), ``new([1, 2])``,
-    ``new()`` (empty), ``new(other)`` (an alias of a tensor of the same type)."""
-    from .._legacy_types import _construct, tensortype
-
-    cls = tensortype(f"{self.dtype}", (), {"dtype": self.dtype, "_device_type": self.device.type})
-    kwargs.setdefault("device", self.device)
-    return _construct(cls, args, kwargs)
-
-
-def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
-    """Sum ``self`` down to ``size`` (which ``self`` must be expandable from)."""
-    if len(size) == 1 and not isinstance(size[0], int):
-        size = tuple(size[0])
-    target = tuple(size)
-    shape = tuple(self.shape)
-    lead = len(shape) - len(target)
-    ok = lead >= 0 and all(t == s or t == 1 for t, s in zip(target, shape[lead:]))
-    if not ok:
-        raise RuntimeError(f"size {{{', '.join(map(str, target))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
-    result = self
-    if lead:
-        result = result.sum(list(builtins.range(lead)))
-    dims = [i for i, (t, s) in enumerate(zip(target, shape[lead:])) if t == 1 and s != 1]
-    if dims:
-        result = result.sum(dims, keepdim=True)
-    return result
-
-
-def _chalf(self: Tensor, memory_format: Any = None) -> Tensor:
-    raise TypeError("Tensor.chalf(): complex32 (torch.chalf) is not supported in torchplug; use "
-                    "Tensor.cfloat() (complex64) instead")
-
-
-def _host_only(name: str, self: Tensor) -> None:
-    if self.device.type != "cpu":
-        raise TypeError(f"{name} is only implemented on CPU tensors")
-
-
-def _apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
-    """Replace each element ``x`` by ``callable(x)`` in place (cpu tensors only; slow, as in PyTorch)."""
-    _host_only("apply_", self)
-    values = [callable(v) for v in self.reshape(-1).tolist()]
-    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
-    return self
-
-
-def _map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
-    """``self[i] = callable(self[i], tensor[i])`` in place (``tensor`` broadcast to ``self``; cpu only)."""
-    _host_only("map_", self)
-    other = tensor.expand_as(self).reshape(-1).tolist()
-    values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
-    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
-    return self
-
-
-def _map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any], Any]) -> Tensor:
-    """``self[i] = callable(self[i], x[i], y[i])`` in place (cpu only)."""
-    _host_only("map2_", self)
-    xs = x.expand_as(self).reshape(-1).tolist()
-    ys = y.expand_as(self).reshape(-1).tolist()
-    values = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(), xs, ys)]
-    self.copy_(_torch().tensor(values, dtype=self.dtype).reshape(self.shape))
-    return self
-
-
-def _resize(self: Tensor, *sizes: Any) -> Tensor:
-    """Deprecated non-in-place resize: a reshaped copy; the element count must stay the same."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
-    if len(sizes) == 1 and not isinstance(sizes[0], int):
-        sizes = tuple(sizes[0])
-    numel = 1
-    for s in sizes:
-        numel *= s
-    if numel != self.numel():
-        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
-                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
-                           "autograd's resize can only change the shape of a given tensor, while preserving the "
-                           "number of elements. ")
-    return self.contiguous().view(sizes).clone() if self.requires_grad is False else self.reshape(sizes)
-
-
-def _resize_as(self: Tensor, tensor: Tensor) -> Tensor:
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return _resize(self, *tensor.shape)
-
-
-def _new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
-                       device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
-    result = _torch().empty_strided(size, stride, dtype=dtype or self.dtype,
-                                    device=self.device if device is None else device)
-    return result.requires_grad_(requires_grad) if requires_grad else result
-
-
-def _method(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = name or fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
 # ---- the in-place functions torch publishes at top level (torch.abs_(t) is t.abs_()) -----------------------------
 _INPLACE_FUNCTIONS = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
@@ -1095,41 +601,21 @@ FUNCTIONS: dict[str, Any] = {
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk, "ravel": ravel, "row_stack": row_stack,
     "nonzero_static": nonzero_static, "as_strided_scatter": as_strided_scatter, "as_strided_": _as_strided_,
     "histogram": histogram, "histogramdd": histogramdd, "cumulative_trapezoid": cumulative_trapezoid,
-    "trapezoid": trapezoid, "trapz": trapz, "norm_except_dim": norm_except_dim, "_weight_norm": _weight_norm,
-    "nuclear_norm": nuclear_norm, "frobenius_norm": frobenius_norm, "matrix_exp": matrix_exp, "lu": lu,
-    "lu_solve": lu_solve, "lu_unpack": lu_unpack, "cholesky_solve": cholesky_solve,
-    "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
+    "trapezoid": trapezoid, "trapz": trapz,
     "get_num_interop_threads": get_num_interop_threads, "set_num_interop_threads": set_num_interop_threads,
     "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
     "set_anomaly_enabled": set_anomaly_enabled, "is_anomaly_enabled": is_anomaly_enabled,
     "is_anomaly_check_nan_enabled": is_anomaly_check_nan_enabled, "set_default_tensor_type": set_default_tensor_type,
-    "is_storage": is_storage, "UntypedStorage": Storage, "TypedStorage": TypedStorage,
-    "Storage": _STORAGE_CLASSES["FloatStorage"], **_STORAGE_CLASSES,
     **{name: _inplace_function(name) for name in _INPLACE_FUNCTIONS},
     "newaxis": None, "OutOfMemoryError": OutOfMemoryError,
 }
 
 
-def _false(self: Tensor) -> bool:
-    return False
-
-
 METHODS: dict[str, Any] = {
     "polygamma": _polygamma_method, "polygamma_": _polygamma_, "frexp": _method(frexp),
     "mvlgamma": _method(mvlgamma), "mvlgamma_": _mvlgamma_, "isreal": _method(isreal),
-    "histogram": _method(histogram), "matrix_exp": _method(matrix_exp), "lu": _method(lu),
-    "lu_solve": _method(lu_solve), "cholesky_solve": _method(cholesky_solve),
-    "cholesky_inverse": _method(cholesky_inverse), "triangular_solve": _method(triangular_solve),
-    "split_with_sizes": _split_with_sizes_method, "unsafe_split": _method(unsafe_split),
-    "unsafe_split_with_sizes": _method(unsafe_split_with_sizes), "unsafe_chunk": _method(unsafe_chunk),
-    "ravel": _method(ravel), "nonzero_static": _method(nonzero_static),
-    "as_strided_scatter": _method(as_strided_scatter), "as_strided_": _as_strided_,
-    "is_sparse": property(_false), "is_quantized": property(_false), "is_nested": property(_false),
-    "is_mkldnn": property(_false), "is_sparse_csr": property(_false), "is_inference": _false,
-    "is_shared": _is_shared, "share_memory_": _share_memory_, "is_set_to": _is_set_to, "is_same_size": is_same_size,
-    "storage": _storage, "storage_type": _storage_type, "new": _new, "sum_to_size": _sum_to_size, "chalf": _chalf,
-    "apply_": _apply_, "map_": _map_, "map2_": _map2_, "resize": _resize, "resize_as": _resize_as,
-    "const_data_ptr": lambda self: self.data_ptr(), "new_empty_strided": _new_empty_strided,
+    "histogram": _method(histogram), "split_with_sizes": _split_with_sizes_method,
+    "unsafe_split": _method(unsafe_split), "unsafe_split_with_sizes": _method(unsafe_split_with_sizes),
+    "unsafe_chunk": _method(unsafe_chunk), "ravel": _method(ravel), "nonzero_static": _method(nonzero_static),
+    "as_strided_scatter": _method(as_strided_scatter), "as_strided_": _as_strided_, "is_same_size": is_same_size,
 }
-
-_ = Size  # re-exported type used in annotations of callers

@@ -663,6 +663,33 @@ ACCEPTED = {
     "log_softmax_empty_to_int64": lambda L: _shape_dtype(L.log_softmax(L.zeros(1, 3, 0, 0, dtype=L.int8), 2,
                                                                        dtype=L.int64)),
     "softmax_int64_refused": lambda L: L.softmax(L.zeros(2, dtype=L.int64), 0),
+    # gather: an empty index is checked for its dim only; cat skips legacy empty 1-D inputs; roll clones empties
+    "issue_gather_empty_index_other_rank": lambda L: _shape_dtype(L.gather(L.zeros(0, 0, dtype=L.bfloat16), 0,
+                                                                           L.zeros(0, 0, 1, dtype=L.int64))),
+    "gather_empty_int16_index": lambda L: _shape_dtype(L.gather(L.zeros(2, 3), 1, L.zeros(0, 1, dtype=L.int16))),
+    "gather_empty_index_bad_dim": lambda L: L.gather(L.zeros(2, 3), 5, L.zeros(0, 1, dtype=L.int64)),
+    "gather_index_rank_refused": lambda L: L.gather(L.zeros(2, 3), 0, L.zeros(1, 1, 1, dtype=L.int64)),
+    "issue_cat_legacy_empty_any_dim": lambda L: _shape_dtype(L.cat([L.zeros(0, dtype=L.int64)], dim=-3)),
+    "cat_legacy_empties_any_dim": lambda L: _shape_dtype(L.cat([L.zeros(0), L.zeros(0)], dim=5)),
+    "cat_legacy_empty_beside_2d": lambda L: L.cat([L.zeros(0), L.ones(2, 3)], dim=-2),
+    "cat_legacy_empty_beside_2d_bad_dim": lambda L: L.cat([L.zeros(0), L.ones(2, 3)], dim=2),
+    "cat_legacy_empty_gradient": lambda L: (lambda a, b: (L.cat([a, b], -1).sum().backward(), a.grad, b.grad)[1:])(
+        L.ones(2, 3, requires_grad=True), L.zeros(0, requires_grad=True)),
+    "issue_roll_empty_any_dim": lambda L: _shape_dtype(L.roll(L.zeros(5, 0, dtype=L.complex128), 0, (3,))),
+    "roll_empty_flat": lambda L: _shape_dtype(L.roll(L.zeros(0), 1, 4)),
+    "roll_shifts_dims_align_first": lambda L: L.roll(L.zeros(0), (1, 2), (0,)),
+    "roll_dim_refused": lambda L: L.roll(L.zeros(5, 1), 0, (3,)),
+    # reflection/replication padding: refused only when every padded dim comes out empty
+    "issue_pad_replicate_one_empty_dim": lambda L: _shape_dtype(L.nn.functional.pad(
+        L.ones(4, 4, 1, 2), (2, -1, 0, -1, 3, 2), mode="replicate")),
+    "pad_reflect_one_empty_dim": lambda L: _shape_dtype(L.nn.functional.pad(L.ones(2, 2, 3), (-1, -1, -1, -1),
+                                                                            mode="reflect")),
+    "pad_replicate_1d_too_small": lambda L: L.nn.functional.pad(L.ones(2, 2, 3), (-3, 0), mode="replicate"),
+    "pad_replicate_2d_too_small": lambda L: L.nn.functional.pad(L.ones(1, 2, 3), (-3, 0, 0, -2), mode="replicate"),
+    "pad_reflect_2d_too_small": lambda L: L.nn.functional.pad(L.ones(1, 2, 3), (-3, 0, 0, -2), mode="reflect"),
+    "pad_replicate_3d_too_small": lambda L: L.nn.functional.pad(L.ones(2, 1, 2, 3), (0, -4, 0, -2, 0, -1),
+                                                                mode="replicate"),
+    "pad_replicate_negative_dim": lambda L: L.nn.functional.pad(L.ones(1, 2, 3), (0, 0, -2, -1), mode="replicate"),
     # torch.tensor: the sizes follow the first element; with no element stored, no other length is checked
     "issue_tensor_ragged_empty": lambda L: _shape_dtype(L.tensor([[[]], [[]], []], dtype=L.bool)),
     "tensor_ragged_empty_default_dtype": lambda L: _shape_dtype(L.tensor([[[], []], [[]]])),

@@ -488,7 +488,6 @@ def pad_check(mode: str, shape: Sequence[int], pad: Sequence[int], dims: int) ->
             f"dimensions for input, but got: {fmt_sizes(shape)}"
         )
     out = list(shape)
-    names = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}[dims]
     for i in range(dims):
         axis = ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
@@ -499,15 +498,18 @@ def pad_check(mode: str, shape: Sequence[int], pad: Sequence[int], dims: int) ->
                 f"padding ({lo}, {hi}) at dimension {axis} of input {fmt_sizes(shape)}"
             )
         out[axis] = size + lo + hi
-        if out[axis] < 1:
-            name = names[dims - 1 - i]
-            raise RuntimeError(
-                f"input ({'x'.join(str(s) for s in shape[ndim - dims:])}) is too small. Calculated output "
-                f"{name}: {out[axis]}"
-            ) if mode == "reflect" else RuntimeError(
-                f"input ({'x'.join(str(s) for s in shape[ndim - dims:])}) is too small. Calculated output "
-                f"{' x '.join(str(o) for o in out[ndim - dims:])}"
-            )
+    # PyTorch refuses only an output empty in every padded dim (a negative size fails in empty() after)
+    ins, outs = shape[ndim - dims:], out[ndim - dims:]
+    if all(o < 1 for o in outs):
+        if dims == 1:
+            got, calc = f"W: {ins[0]}", f"W: {outs[0]}"
+        elif dims == 2:  # (sic: replication_pad2d's message has a space before the parenthesis)
+            got, calc = f"H: {ins[0]}, W: {ins[1]}{' ' if mode == 'replicate' else ''}", f"H: {outs[0]} W: {outs[1]}"
+        else:
+            got, calc = f"D: {ins[0]} H: {ins[1]}, W: {ins[2]}", f"D: {outs[0]} H: {outs[1]} W: {outs[2]}"
+        raise RuntimeError(f"input ({got}) is too small. Calculated output {calc}")
+    if any(o < 0 for o in outs):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {next(o for o in out if o < 0)}: {out}")
     return tuple(out)
 
 

@@ -494,8 +494,8 @@ def cat(n, g, shapes, dim):
     d = dim % g.dim() if g.dim() else 0
     out, start = [], 0
     for k, shape in enumerate(shapes):
-        if len(shape) == 1 and shape[0] == 0 and g.dim() != 1:  # legacy empty inputs skipped by cat
-            out.append(None)
+        if len(shape) == 1 and shape[0] == 0 and g.dim() != 1:  # legacy empty inputs skipped by cat: an
+            out.append(n[k] and T.zeros(0, dtype=g.dtype, device=g.device))  # empty gradient, as torch's
             continue
         size = shape[d]
         out.append(n[k] and g.narrow(d, start, size))

@@ -41,7 +41,8 @@ def cat(tensors, dim=0):
         data = first._data
         if data.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-        _wrap_dim(dim, data.ndim)
+        if data.shape != (0,):  # (a legacy empty 1-D tensor is skipped: no dim to wrap against)
+            _wrap_dim(dim, data.ndim)
         return _wrap(data.copy())
     dtypes = {t._dtype for t in tensors}
     dt = first._dtype
@@ -114,9 +115,11 @@ def _grid(idx: np.ndarray, d: int) -> tuple[Any, ...]:
 @TABLE.impl("aten::gather")
 def gather(self, dim, index, sparse_grad=False):
     data = self._data
-    idx = _index_array("gather", index)
     n = data.ndim
     d = _wrap_dim(dim, n)
+    if index._data.size == 0:  # PyTorch's meta function: an empty index is checked for nothing else
+        return _wrap(np.empty(index._data.shape, data.dtype))
+    idx = _index_array("gather", index)
     if n == 0:
         data = data.reshape(1)
     if idx.ndim == 0:

@@ -335,3 +335,13 @@ def test_hidden_scalar_edge_still_differentiates() -> None:
     assert len(node.next_functions) == 1
     tp.fmod(x, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(X))
+
+
+@pytest.mark.parametrize("use", ["var_mean", "split", "aminmax"])
+def test_unused_outputs_of_fused_nodes_get_zeros_on_the_outputs_device(use: str) -> None:
+    # the engine materializes zeros for the outputs nobody used: on the device of the node's outputs
+    x = tp.tensor(X, device="meta", requires_grad=True)
+    out = {"var_mean": lambda: tp.var_mean(x, 1)[1], "split": lambda: x.split(2)[1],
+           "aminmax": lambda: tp.aminmax(x, dim=0)[1]}[use]()
+    out.sum().backward()
+    assert x.grad.device.type == "meta" and tuple(x.grad.shape) == X.shape

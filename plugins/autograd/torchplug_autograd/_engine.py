@@ -437,11 +437,12 @@ def _materialize(n: G.Node, buf: list[Any]) -> None:
     """Multi-output nodes get zeros for outputs nobody used (PyTorch materializes them too)."""
     T = _T()
     diff = n._diff_outs
+    device = next((b.device for b in buf if b is not None), None)  # the outputs' device: a gradient that arrived
     for nr in range(len(buf)):
         if buf[nr] is None and (diff is None or nr in diff):
             shape, dtype = n._out_meta(nr)
             if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
-                buf[nr] = T.zeros(list(shape), dtype=dtype)
+                buf[nr] = T.zeros(list(shape), dtype=dtype, device=device)
 
 
 # ---- public entry points ------------------------------------------------------------------------

@@ -698,3 +698,8 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_the_batch_frequency():
     F.embedding_bag(tp.tensor(idx), weight, tp.tensor([0, 1, 3]), mode="sum", scale_grad_by_freq=True).sum().backward()
     TF.embedding(torch.tensor(idx), tweight, scale_grad_by_freq=True).sum().backward()
     _same(weight.grad, tweight.grad)
+
+
+def test_nn_functional_names_exist_in_torch():
+    extra = sorted(n for n in dir(F) if not n.startswith("_") and not hasattr(TF, n))
+    assert not extra, f"torchplug.nn.functional names torch.nn.functional does not have: {extra}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any as _Any
 
 from . import _compositions
 from ._compositions import *  # noqa: F401,F403
@@ -12,7 +12,7 @@ from ._compositions import __all__ as _COMPOSED
 __all__ = list(_COMPOSED)
 
 
-def _core_impl() -> Any:
+def _core_impl() -> _Any:
     try:
         return importlib.import_module("torchplug.nn_functional_impl")
     except ImportError:
@@ -38,3 +38,5 @@ for _mod in (_functional_losses, _functional_spatial, _ctc):
         if _name not in __all__:  # a core kernel of the same name wins
             globals()[_name] = getattr(_mod, _name)
             __all__.append(_name)
+
+del annotations  # the __future__ import's name is not part of torch.nn.functional

@@ -408,6 +408,8 @@ def _install_methods() -> None:
     T.index_put = lambda self, indices, values, accumulate=False: A["index_put"](self, list(indices), values, accumulate)
     T.uniform_ = lambda self, from_=0.0, to=1.0, *, generator=None: A.uniform_(self, from_, to, generator=generator)
     T.random_ = _random_
+    T.bernoulli_ = _bernoulli_
+    T.bernoulli = _bernoulli
     T.T = property(_T)
     T.mT = property(lambda self: _matrix_transpose(self, "mT"))
     T.H = property(_H)
@@ -455,6 +457,20 @@ def _conj(t: Tensor, what: str) -> Tensor:
 def _T(self: Tensor) -> Tensor:
     n = self.dim()
     return self if n < 2 else A.permute(self, list(range(n - 1, -1, -1)))
+
+
+def _bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """``bernoulli_(p)``: p a probability or a tensor of them (broadcast to ``self``)."""
+    if isinstance(p, Tensor):
+        return A["bernoulli_.Tensor"](self, p, generator=generator)
+    return A["bernoulli_.float"](self, p, generator=generator)
+
+
+def _bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """``bernoulli()`` draws with the probabilities in ``self``; ``bernoulli(p)`` with ``p`` everywhere."""
+    if p is None:
+        return A.bernoulli(self, generator=generator)
+    return A["bernoulli.p"](self, p, generator=generator)
 
 
 _NO_TO = object()  # random_(from, None) (up to the dtype's top) differs from random_(to)

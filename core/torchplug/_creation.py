@@ -637,7 +637,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None, out: Any = None) -> Tensor:
     """Draw 0/1 with probability ``input`` (or ``p``) for each element."""
     if p is not None:
-        result = A.bernoulli_(A.empty(list(input.shape), dtype=input.dtype, device=input.device), float(p), generator=generator)
+        result = A["bernoulli_.float"](A.empty(list(input.shape), dtype=input.dtype, device=input.device), float(p), generator=generator)
     else:
         result = A.bernoulli(input, generator=generator)
     return _factory_direct(lambda: result, out, False)

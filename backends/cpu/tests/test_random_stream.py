@@ -231,6 +231,20 @@ def test_bernoulli_tensor_p(dtype):
     both(13, lambda m: m.bernoulli(m.rand(9, 6, dtype=getattr(m, dtype)).t()))  # p laid out transposed
 
 
+@pytest.mark.parametrize("dtype", (*FLOATS, "bool", "int32"))
+def test_bernoulli_in_place_with_tensor_p_and_method_p(dtype):
+    dt = lambda m: getattr(m, dtype)  # noqa: E731
+    both(19, lambda m: m.empty(4, 5, dtype=dt(m)).bernoulli_(m.linspace(0, 1, 5)))  # p broadcast over self
+    both(19, lambda m: m.empty(5, 4, dtype=dt(m)).t().bernoulli_(m.rand(4, 5, dtype=m.float64)))  # self transposed
+    both(19, lambda m: m.empty(2, 9, dtype=dt(m)).t().bernoulli(0.3))
+    for bad in (lambda m: m.full((2, 5), 0.5), lambda m: m.full((3,), 0.5)):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.empty(4, 5).bernoulli_(bad(torch))
+        with pytest.raises(RuntimeError) as ours:
+            tp.empty(4, 5).bernoulli_(bad(tp))
+        assert str(ours.value) == str(theirs.value)
+
+
 @pytest.mark.parametrize("p", (0.1, 0.5, 0.9))
 def test_dropout_masks(p):
     both(14, lambda m: m.nn.functional.dropout(m.ones(7, 9), p))

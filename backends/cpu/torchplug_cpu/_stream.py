@@ -24,7 +24,7 @@ import numpy as np
 from torchplug import _random as R
 
 __all__ = [
-    "FUSED", "fill", "integers", "randperm", "order_view", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
+    "FUSED", "fill", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
     "NORMFILL_D", "NORMAL", "LOGNORMAL", "EXPONENTIAL", "GEOMETRIC", "CAUCHY", "BERNOULLI", "BERN_PF", "BERN_PD",
     "POISSON",
 ]
@@ -135,6 +135,13 @@ def order_view(arr: np.ndarray) -> np.ndarray:
     """
     if arr.flags.c_contiguous or arr.ndim < 2:
         return arr
+    return arr.transpose(order_perm(arr))
+
+
+def order_perm(arr: Any) -> list[int]:
+    """The axis order (outermost first) of :func:`order_view`."""
+    if arr.flags.c_contiguous or arr.ndim < 2:
+        return list(range(arr.ndim))
     strides = arr.strides
     shape = arr.shape
     perm = list(range(arr.ndim - 1, -1, -1))  # innermost first
@@ -158,7 +165,7 @@ def order_view(arr: np.ndarray) -> np.ndarray:
                 d1 = d0
             elif c < 0:
                 break
-    return arr.transpose(perm[::-1])
+    return perm[::-1]
 
 
 # ---- NumPy versions (no C compiler) ----------------------------------------------------------------

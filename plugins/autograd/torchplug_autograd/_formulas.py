@@ -571,9 +571,14 @@ def fill_tensor(n, g):
     return n[0] and _zeros(g), n[1] and g.sum()
 
 
-@rule("bernoulli", inputs="self")
+@rule("bernoulli", "bernoulli.p", inputs="self")
 def bernoulli(n, g):
     return (_zeros(g),)
+
+
+@rule("bernoulli_.Tensor", saves="p.shape", inputs="self, p")
+def bernoulli_tensor_(n, g, p_shape):
+    return n[0] and _zeros(g), n[1] and g.new_zeros(list(p_shape))
 
 
 @rule("clone")

@@ -272,6 +272,44 @@ def bernoulli_(self, p=0.5, generator=None):
     return self
 
 
+@TABLE.impl("aten::bernoulli_.Tensor")
+def bernoulli_tensor_(self, p, generator=None):
+    if self._dtype._category == 3:
+        raise _not_implemented("bernoulli_tensor_cpu_self_", self._dtype)
+    pdt = p._dtype
+    _check_float("bernoulli_tensor_cpu_p_", pdt)
+    probs = _host(p._data)
+    _check_p_tensor(probs)
+    data = self._data
+    probs = _expand_to(probs, data.shape, pdt)  # expand_inplace(self, p)
+    # one draw per element of self, in self's TensorIterator order, against p at that element
+    flat = H.ascontiguousarray(probs.transpose(S.order_perm(data))).reshape(-1)
+    kind = S.BERN_PD if H.dtype(pdt.numpy_dtype) == H.float64 else S.BERN_PF
+    _store(self, S.fill(generator, kind, flat.size, p=flat))
+    return self
+
+
+def _expand_to(arr, shape, dt):
+    """``arr`` broadcast to ``shape`` as ``Tensor.expand`` does, with its errors."""
+    shape, have = list(shape), list(arr.shape)
+    if len(have) > len(shape):
+        raise RuntimeError(f"expand(torch.{CP.scalar_type_name(dt)}Tensor{{{have}}}, size={shape}): the number of sizes "
+                           f"provided ({len(shape)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(have)})")
+    for k in range(1, len(have) + 1):
+        if have[-k] != shape[-k] and have[-k] != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({shape[-k]}) must match the existing size "
+                               f"({have[-k]}) at non-singleton dimension {len(shape) - k}.  Target sizes: {shape}.  "
+                               f"Tensor sizes: {have}")
+    return H.broadcast_to(arr, shape)
+
+
+@TABLE.impl("aten::bernoulli.p")
+def bernoulli_p(self, p, generator=None):
+    # empty_like(self, contiguous).bernoulli_(p)
+    return bernoulli_(fresh(np.empty(self._data.shape, self._dtype.numpy_dtype)), p, generator)
+
+
 @TABLE.impl("aten::multinomial")
 def multinomial(self, num_samples, replacement=False, generator=None):
     dt = self._dtype

@@ -50,6 +50,18 @@ def bernoulli_(self: C.Tensor, p: float = 0.5, generator: Any = None) -> C.Tenso
     return self
 
 
+@TABLE.impl("aten::bernoulli_.Tensor")
+def bernoulli_tensor_(self: C.Tensor, p: C.Tensor, generator: Any = None) -> C.Tensor:
+    return self
+
+
+@TABLE.impl("aten::bernoulli.p")
+def bernoulli_p(self: C.Tensor, p: float, generator: Any = None) -> C.Tensor:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return C.new(C.shape(self), self._dtype)
+
+
 @TABLE.impl("aten::multinomial")
 def multinomial(self: C.Tensor, num_samples: int, replacement: bool = False, generator: Any = None) -> C.Tensor:
     if D.category(self._dtype) != 2:

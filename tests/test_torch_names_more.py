@@ -560,3 +560,32 @@ def test_math_surface_names_exist_in_torch():
         assert [n for n in public if not hasattr(torch, n)] == []
         assert [n for n in module.METHODS if not hasattr(torch.Tensor, n)] == []
     assert math.isclose(float(tp.kaiser_window(3, False)[1]), 1.0)
+
+
+def test_small_functions():
+    assert tp.typename(tp.ones(1)) == torch.typename(torch.ones(1)) == "torch.FloatTensor"
+    assert tp.typename(1) == torch.typename(1) == "int"
+    assert tp.is_distributed(tp.ones(1)) is torch.is_distributed(torch.ones(1)) is False
+    assert tp.is_vulkan_available() is False
+    assert (tp.ones(1).is_xla, tp.ones(1).is_ipu, tp.ones(1).is_mtia, tp.ones(1).is_distributed()) == (False,) * 4
+    _close(tp.fill(tp.ones(2, 3), 4.5), torch.fill(torch.ones(2, 3), 4.5))
+    for idx, shape in (([5, 7, -1, 8], (2, 4)), (11, (3, 2, 2)), ([[0, 3], [5, 6]], 7)):
+        got, want = tp.unravel_index(tp.tensor(idx), shape), torch.unravel_index(torch.tensor(idx), shape)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    _raises_like(lambda: tp.unravel_index(tp.tensor([1.0]), (2,)), lambda: torch.unravel_index(torch.tensor([1.0]), (2,)),
+                 match="expected 'indices' to be integer dtype")
+    _raises_like(lambda: tp.unravel_index(tp.tensor([1]), (2, -4)), lambda: torch.unravel_index(torch.tensor([1]), (2, -4)),
+                 match="'shape' cannot have negative values")
+    for values, kw in (([1, 2, 3], {}), ([1.5, -2.0], {"N": 4, "increasing": True}), ([True, False], {}),
+                       ([1.0, 2.0], {"N": 0}), ([2, 3], {"N": 1})):
+        _close(tp.vander(tp.tensor(values), **kw), torch.vander(torch.tensor(values), **kw))
+    g, gt = tp.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    x = np.array([-1.0, 2.0, -3.0, -0.5], dtype=np.float32)
+    _close(tp.rrelu(tp.tensor(x), training=True, generator=g), torch.rrelu(torch.tensor(x), training=True, generator=gt))
+    _close(tp.rrelu(tp.tensor(x)), torch.rrelu(torch.tensor(x)))
+    o, t = tp.tensor(x), torch.tensor(x)
+    assert tp.rrelu_(o) is o
+    torch.rrelu_(t)
+    _close(o, t)

@@ -367,6 +367,101 @@ def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | Non
     return _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
 
 
+# ---- more small functions scripts call -----------------------------------------------------------------------
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator: Any = None) -> Tensor:
+    """Randomized leaky ReLU (``nn.functional.rrelu``; ``generator`` drives the training-mode slopes)."""
+    return _rrelu(input, lower, upper, training, generator, inplace=False)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator: Any = None) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return _rrelu(input, lower, upper, training, generator, inplace=True)
+
+
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool, generator: Any, inplace: bool) -> Tensor:
+    from .. import nn_functional_impl as F
+
+    if generator is None or not training:
+        return F.rrelu(input, lower, upper, training, inplace)
+    torch = _torch()
+    # as the functional form: one double U(lower, upper) draw per element <= 0, in row-major order
+    with torch.no_grad():
+        neg = input <= 0
+        draws = torch.empty(int(neg.sum()), dtype=D.float64, device=input.device).uniform_(lower, upper,
+                                                                                            generator=generator)
+        noise = torch.ones(list(input.shape), dtype=input.dtype, device=input.device)
+        noise[neg] = draws.to(input.dtype)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def typename(obj: Any) -> str:
+    """PyTorch's type name of ``obj``: ``'torch.FloatTensor'`` for a tensor, else the qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+        return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def is_distributed(input: Tensor) -> bool:
+    """Whether ``input`` is a distributed tensor: never in torchplug (as for every dense torch tensor)."""
+    return False
+
+
+def is_vulkan_available() -> bool:
+    """Whether the Vulkan backend is available: torchplug has none."""
+    return False
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A new tensor like ``input`` filled with ``value`` (the functional ``fill_``)."""
+    return input.clone().fill_(value)
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates in a tensor of ``shape`` of each flat index (one tensor per dim)."""
+    torch = _torch()
+    if not isinstance(indices, Tensor):
+        indices = torch.tensor(indices)
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype == D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefs, acc = [], 1
+    for d in reversed(shape):
+        coefs.append(acc)
+        acc *= d
+    coefs.reverse()
+    coef_t = torch.tensor(coefs, dtype=D.int64, device=indices.device)
+    shape_t = torch.tensor(shape, dtype=D.int64, device=indices.device)
+    coords = indices.unsqueeze(-1).floor_divide(coef_t) % shape_t
+    return tuple(coords.unbind(-1))
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N-1) ... x ** 0`` (reversed if ``increasing``)."""
+    torch = _torch()
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = torch.promote_types(x.dtype, D.int64)
+    ones = torch.ones(x.shape[0], min(n, 1), dtype=dtype, device=x.device)
+    if n > 1:
+        powers = x.to(dtype).unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1)
+        result = torch.cat([ones, powers], 1)
+    else:
+        result = ones
+    return result if increasing else result.flip(1)
+
+
 # ---- histograms --------------------------------------------------------------------------------------------
 def _check_histogram_input(name: str, input: Tensor) -> None:
     if not input.dtype.is_floating_point:
@@ -607,7 +702,9 @@ FUNCTIONS: dict[str, Any] = {
     "set_anomaly_enabled": set_anomaly_enabled, "is_anomaly_enabled": is_anomaly_enabled,
     "is_anomaly_check_nan_enabled": is_anomaly_check_nan_enabled, "set_default_tensor_type": set_default_tensor_type,
     **{name: _inplace_function(name) for name in _INPLACE_FUNCTIONS},
-    "newaxis": None, "OutOfMemoryError": OutOfMemoryError,
+    "newaxis": None, "OutOfMemoryError": OutOfMemoryError, "rrelu": rrelu, "rrelu_": rrelu_, "typename": typename,
+    "is_distributed": is_distributed, "is_vulkan_available": is_vulkan_available, "fill": fill,
+    "unravel_index": unravel_index, "vander": vander,
 }
 
 

@@ -279,6 +279,8 @@ FUNCTIONS: dict[str, Any] = {
 METHODS: dict[str, Any] = {
     "is_sparse": property(_false), "is_quantized": property(_false), "is_nested": property(_false),
     "is_mkldnn": property(_false), "is_sparse_csr": property(_false), "is_inference": _false,
+    **{f"is_{device}": property(_false) for device in ("xla", "ipu", "maia", "mtia", "vulkan")},
+    "is_distributed": _false,
     "is_shared": _is_shared, "share_memory_": _share_memory_, "is_set_to": _is_set_to,
     "storage": _storage, "storage_type": _storage_type, "new": _new, "sum_to_size": _sum_to_size, "chalf": _chalf,
     "apply_": _apply_, "map_": _map_, "map2_": _map2_, "resize": _resize, "resize_as": _resize_as,

@@ -560,3 +560,11 @@ def test_python_number_conversions_and_inplace_abs_like_torch():
         return out
 
     assert run(tp) == run(torch)
+
+
+def test_assert_close_reads_lazy_views():
+    x = tp.tensor([1 + 2j, 3 - 4j])
+    tp.testing.assert_close(x.conj(), tp.tensor([1 - 2j, 3 + 4j]))
+    tp.testing.assert_close(x.conj().imag, tp.tensor([-2.0, 4.0]))
+    with pytest.raises(AssertionError):
+        tp.testing.assert_close(x.conj(), x)

@@ -25,8 +25,8 @@ def to_numpy(t: Any) -> np.ndarray:
     """The values of a torch or torchplug tensor (bfloat16 widened to float32)."""
     if dtype_name(t.dtype) == "bfloat16":
         t = t.float()
-    if hasattr(t, "resolve_conj"):  # torch
-        t = t.detach().cpu().resolve_conj()
+    if hasattr(t, "resolve_conj"):  # torch, and torchplug since it has lazy conjugate/negative views
+        t = t.detach().cpu().resolve_conj().resolve_neg()
     elif str(t.device) != "cpu":
         t = t.cpu()
     return np.asarray(t.numpy())

@@ -153,6 +153,23 @@ class Generator:
         other.set_state(self.get_state())
         return other
 
+    def get_offset(self) -> int:
+        """PyTorch's CPU generators have no Philox offset: RuntimeError, as there."""
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset: int) -> None:
+        """PyTorch's CPU generators have no Philox offset: RuntimeError, as there."""
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickling/copying keeps the full state, as torch.Generator's (seed, offset, state) triple
+        return (Generator, (self._device_arg,), (self._seed, None, self.get_state()))
+
+    def __setstate__(self, state: tuple[Any, Any, Any]) -> None:
+        seed, _offset, engine = state
+        self.manual_seed(seed)
+        self.set_state(engine)
+
     def random_raw(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit engine outputs (as PyTorch's ``random()``), through NumPy's MT19937.
 

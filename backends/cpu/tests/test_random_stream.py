@@ -362,6 +362,19 @@ def test_generator_states():
     assert_same(torch.rand(6, generator=g1), first)
 
 
+def test_generator_pickles_and_copies_with_its_state():
+    import copy
+    import pickle
+
+    g = tp.Generator().manual_seed(5)
+    tp.randn(3, dtype=tp.float64, generator=g)  # leaves a cached normal sample
+    for other in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+        assert other.initial_seed() == 5
+        assert_same(tp.randn(5, dtype=tp.float64, generator=other), tp.randn(5, dtype=tp.float64, generator=g.clone_state()))
+    with pytest.raises(RuntimeError, match="^CPU Generator does not use offset$"):
+        g.get_offset()
+
+
 def test_bad_states_raise_like_torch():
     cases = [lambda m: m.zeros(100, dtype=m.uint8), lambda m: m.zeros(5048, dtype=m.uint8),
              lambda m: m.zeros(5056, dtype=m.uint8), lambda m: m.zeros(5056)]

@@ -568,3 +568,19 @@ def test_assert_close_reads_lazy_views():
     tp.testing.assert_close(x.conj().imag, tp.tensor([-2.0, 4.0]))
     with pytest.raises(AssertionError):
         tp.testing.assert_close(x.conj(), x)
+
+
+def test_dtype_views_and_dlpack_of_lazy_views_refuse_like_torch():
+    def run(m):
+        x = m.tensor([1 + 2j, 3 - 4j])
+        out = []
+        for f in (lambda: x.conj().view(m.float32), lambda: x.conj().view(m.complex64), lambda: x.conj().imag.view(m.int32),
+                  lambda: x.conj().__dlpack__(), lambda: m.tensor(x.conj()).tolist(), lambda: x.conj().double().tolist(),
+                  lambda: x.conj().imag.to(m.float64).tolist()):
+            try:
+                out.append(f())
+            except (RuntimeError, BufferError) as exc:
+                out.append(f"{type(exc).__name__}: {exc}")
+        return out
+
+    assert run(tp) == run(torch)

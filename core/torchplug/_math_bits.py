@@ -93,11 +93,13 @@ class _MathBit:
     resolves to ``physical(toggle(t))``.
     """
 
-    def __init__(self, bit: int, toggle_name: str, physical: Callable[[Tensor], Tensor]) -> None:
+    def __init__(self, bit: int, toggle_name: str, physical: Callable[[Tensor], Tensor], what: str) -> None:
         self.mask = 1 << bit
         self.below = ~self.mask
         self.toggle_name = toggle_name
         self.physical = physical
+        # PyTorch refuses dtype views of such tensors (the bits would not mean the same in another dtype)
+        self.view_dtype_message = f"torch.Tensor.view is not supported for {what} when converting to a different dtype."
 
     def toggle(self, t: Tensor) -> Tensor:
         return getattr(A, self.toggle_name)(t)
@@ -135,6 +137,8 @@ class _MathBit:
             return op.redispatch(below, *args)
         if schema.name == "view_as_real" and mask == CONJ_MASK:
             raise RuntimeError(VIEW_AS_REAL_CONJ_MESSAGE)
+        if schema.name == "view" and schema.overload_name == "dtype":
+            raise RuntimeError(self.view_dtype_message)
         mutated = schema.mutated_argument_indices
         view_of = schema.view_of
         if view_of is not None and not mutated and isinstance(args[view_of], Tensor) and args[view_of]._keyset & mask:
@@ -157,7 +161,7 @@ class _MathBit:
         return result
 
 
-CONJUGATE = _MathBit(K.CONJUGATE_BIT, "_conj", lambda t: A.conj_physical(t))
-NEGATIVE = _MathBit(K.NEGATIVE_BIT, "_neg_view", lambda t: A.neg(t))
+CONJUGATE = _MathBit(K.CONJUGATE_BIT, "_conj", lambda t: A.conj_physical(t), "conjugate view tensors")
+NEGATIVE = _MathBit(K.NEGATIVE_BIT, "_neg_view", lambda t: A.neg(t), "tensors with negative bit set")
 conjugate_fallback = CONJUGATE.fallback
 negative_fallback = NEGATIVE.fallback

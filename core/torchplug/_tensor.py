@@ -483,6 +483,8 @@ class Tensor:
         """A DLPack capsule sharing this tensor's memory (``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``)."""
         if self._requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._keyset & _CONJ_MASK:  # (a negated view exports its buffer as it is, as PyTorch's does)
+            raise BufferError("Can't export tensors with the conjugate bit set")
         export = getattr(self._data, "__dlpack__", None)
         if export is None:
             return self.numpy().__dlpack__()  # PyTorch's error for a tensor without data

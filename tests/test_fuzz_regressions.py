@@ -797,7 +797,8 @@ OVERFLOW = {
     "masked_fill_nothing_masked_still_checked": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(
         L.tensor([False, False]), L.tensor(-3.0625, dtype=L.bfloat16)),
     "masked_fill_large_int_float16": lambda L: L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), 2**40),
-    "masked_fill_negative_int_wraps_uint8": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), -1),
+    "masked_fill_negative_int_wraps_uint8": lambda L: L.zeros(2, dtype=L.uint8).masked_fill(
+        L.tensor([True, False]), -1),
     "issue_clamp_float16_bound": lambda L: L.clamp(L.zeros(2, dtype=L.float16), 1e5),
     "clamp_uint8_max_300": lambda L: L.clamp(L.zeros(2, dtype=L.uint8), None, 300),
     "clamp_empty_int8_checked": lambda L: L.clamp(L.zeros(0, dtype=L.int8), -129),
@@ -843,7 +844,8 @@ MORE_FUZZ = {
         (L.tensor([1, 0], dtype=L.int16),), L.tensor([5, 6], dtype=L.int32)),
     "index_put_int8_index_accumulate": lambda L: L.zeros(3).index_put(
         (L.tensor([1, 0], dtype=L.int8),), L.tensor([5.0, 6.0]), accumulate=True),
-    "index_put_int32_index_ok": lambda L: L.zeros(3).index_put((L.tensor([1, 0], dtype=L.int32),), L.tensor([5.0, 6.0])),
+    "index_put_int32_index_ok": lambda L: L.zeros(3).index_put(
+        (L.tensor([1, 0], dtype=L.int32),), L.tensor([5.0, 6.0])),
     "setitem_int16_index_ok": lambda L: _setitem(L.zeros(3), L.tensor([1, 0], dtype=L.int16), 5.0),
     "getitem_int8_index_ok": lambda L: L.arange(3.0)[L.tensor([2, 0], dtype=L.int8)],
     "setitem_uint8_mask": lambda L: _setitem(L.zeros(3), L.tensor([1, 0, 1], dtype=L.uint8), 5.0),
@@ -871,11 +873,13 @@ MORE_FUZZ = {
         L.ones(0, 2, 3, 3, dtype=L.bool), (2, 2))),
     "adaptive_avg_pool2d_empty_complex": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool2d(
         L.ones(1, 1, 1, dtype=L.complex128), (0, 2))),
-    "adaptive_avg_pool2d_uint8_refused": lambda L: L.nn.functional.adaptive_avg_pool2d(L.ones(1, 3, 3, dtype=L.uint8), 2),
+    "adaptive_avg_pool2d_uint8_refused": lambda L: L.nn.functional.adaptive_avg_pool2d(
+        L.ones(1, 3, 3, dtype=L.uint8), 2),
     "issue_adaptive_avg_pool2d_backward_empty_output": _adaptive_grad((1, 2, 3, 3), (0, 2)),
     "adaptive_avg_pool2d_backward_no_channels": _adaptive_grad((1, 0, 3, 3), (2, 2)),
     "adaptive_avg_pool2d_backward_empty_batch_ok": _adaptive_grad((0, 2, 3, 3), (2, 2)),
-    "adaptive_avg_pool3d_negative_size": lambda L: L.nn.functional.adaptive_avg_pool3d(L.ones(1, 2, 3, 3, 3), (2, -1, 2)),
+    "adaptive_avg_pool3d_negative_size": lambda L: L.nn.functional.adaptive_avg_pool3d(
+        L.ones(1, 2, 3, 3, 3), (2, -1, 2)),
     "adaptive_avg_pool3d_zero_size": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool3d(
         L.ones(1, 2, 3, 3, 3), (2, 2, 0))),
 }

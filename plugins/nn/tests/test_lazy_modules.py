@@ -183,3 +183,20 @@ def test_distributed_sampler_errors():
     loader = tp.utils.data.DataLoader(list(range(6)), batch_size=2,
                                       sampler=DistributedSampler(list(range(6)), num_replicas=2, rank=0, shuffle=False))
     assert [b.tolist() for b in loader] == [[0, 2], [4]]
+
+
+def test_conversions_before_materialization_decide_dtype():
+    for ours, theirs in ((nn.LazyLinear(3).double(), torch.nn.LazyLinear(3).double()),
+                         (nn.LazyBatchNorm1d().to(tp.float64), torch.nn.LazyBatchNorm1d().to(torch.float64))):
+        assert type(ours.weight).__name__ == type(theirs.weight).__name__ == "UninitializedParameter"
+        assert ours.weight.requires_grad
+        if hasattr(theirs, "running_mean"):
+            assert type(ours.running_mean).__name__ == type(theirs.running_mean).__name__ == "UninitializedBuffer"
+        x = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float64)
+        y_ours, y_theirs = ours(tp.tensor(x)), theirs(torch.tensor(x))
+        assert str(y_ours.dtype).split(".")[-1] == str(y_theirs.dtype).split(".")[-1] == "float64"
+        assert ours.weight.dtype == tp.float64 and ours.weight.requires_grad
+    lazy = nn.LazyConv2d(2, 3)
+    clone = copy.deepcopy(lazy)
+    assert type(clone.weight) is UninitializedParameter and clone.weight is not lazy.weight
+    assert tuple(clone(tp.randn(1, 3, 5, 5)).shape) == (1, 2, 3, 3) and lazy.has_uninitialized_params()

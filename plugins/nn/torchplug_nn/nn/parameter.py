@@ -142,6 +142,30 @@ class UninitializedTensorMixin:
         return (self.__class__, (self.requires_grad,))
 
 
+def _converter(name: str) -> Any:
+    # the conversions PyTorch allows before materialization: they act on the empty placeholder data, so a
+    # lazy module's .to()/.double()/.cuda() decides the dtype and device the parameters materialize with
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        placeholder = _share(Tensor, self)
+        converted = getattr(Tensor, name)(placeholder, *args, **kwargs)
+        if converted is placeholder:
+            return self
+        # still uninitialized, as PyTorch's (its __torch_function__ keeps the subclass)
+        result = _share(type(self), converted)
+        result.__dict__.update(self.__dict__)
+        if self._requires_grad:
+            _set_requires_grad(result, True)
+        return result
+
+    method.__name__ = name
+    method.__doc__ = f"``Tensor.{name}`` of the empty placeholder; the result is still uninitialized."
+    return method
+
+
+for _name in ("to", "cpu", "cuda", "half", "float", "double", "bfloat16", "char", "short", "int", "long"):
+    setattr(UninitializedTensorMixin, _name, _converter(_name))
+
+
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A Parameter of a lazy module before its first forward; it becomes a ``Parameter`` (the same
     object, so optimizers built before the first forward update it)."""

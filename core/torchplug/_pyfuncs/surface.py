@@ -146,8 +146,8 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input``."""
     torch = _torch()
     if not isinstance(other, Tensor):
+        # a 0-dim tensor of the promoted dtype: sub then promotes exactly as torch's Scalar overload does
         other = torch.scalar_tensor(other, device=input.device, dtype=torch.result_type(input, other))
-        other = other.to(torch.result_type(input, other)) if other.dtype != input.dtype else other
     return torch.sub(other, input, alpha=alpha)
 
 

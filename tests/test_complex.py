@@ -575,7 +575,7 @@ def test_dtype_views_and_dlpack_of_lazy_views_refuse_like_torch():
         x = m.tensor([1 + 2j, 3 - 4j])
         out = []
         for f in (lambda: x.conj().view(m.float32), lambda: x.conj().view(m.complex64), lambda: x.conj().imag.view(m.int32),
-                  lambda: x.conj().__dlpack__(), lambda: m.tensor(x.conj()).tolist(), lambda: x.conj().double().tolist(),
+                  lambda: x.conj().__dlpack__(), lambda: m.as_tensor(x.conj()).tolist(), lambda: x.conj().cdouble().tolist(),
                   lambda: x.conj().imag.to(m.float64).tolist()):
             try:
                 out.append(f())

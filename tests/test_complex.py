@@ -584,3 +584,13 @@ def test_dtype_views_and_dlpack_of_lazy_views_refuse_like_torch():
         return out
 
     assert run(tp) == run(torch)
+
+
+SECOND_ORDER = ["mul", "div", "exp_log_sqrt", "trig", "abs", "angle", "sgn", "real_imag", "conj", "mm_mH"]
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_gradgradcheck_on_complex_inputs(name):
+    _, fn, specs = next(c for c in GRAD_CASES if c[0] == name)
+    ours, _ = _leaves([_rand(shape, seed, dtype) for seed, (dtype, shape) in enumerate(specs)])
+    assert tp.autograd.gradgradcheck(lambda *xs: fn(tp, *xs), tuple(ours))

@@ -139,6 +139,14 @@ def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, 
     return True
 
 
+def _random_like(rng: np.random.Generator, t: Tensor) -> np.ndarray:
+    """Standard normal values shaped like ``t`` (complex ones for a complex ``t``)."""
+    shape = tuple(t.shape)
+    if t.dtype.is_complex:
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return rng.standard_normal(shape)
+
+
 def gradgradcheck(func: Any, inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
                   nondet_tol: float = 0.0, check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
@@ -151,8 +159,8 @@ def gradgradcheck(func: Any, inputs: Any, grad_outputs: Any = None, *, eps: floa
         with no_grad():
             outs = _diff_outputs(func(*inputs))
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(T.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device)
-                             .requires_grad_(True) for o in outs)
+        grad_outputs = tuple(T.tensor(_random_like(rng, o), dtype=o.dtype, device=o.device).requires_grad_(True)
+                             for o in outs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

@@ -594,3 +594,13 @@ def test_gradgradcheck_on_complex_inputs(name):
     _, fn, specs = next(c for c in GRAD_CASES if c[0] == name)
     ours, _ = _leaves([_rand(shape, seed, dtype) for seed, (dtype, shape) in enumerate(specs)])
     assert tp.autograd.gradgradcheck(lambda *xs: fn(tp, *xs), tuple(ours))
+
+
+@pytest.mark.parametrize("name", ["conj", "is_conj", "resolve_conj", "conj_physical", "real", "imag", "view_as_real",
+                                  "view_as_complex", "adjoint", "is_neg", "resolve_neg"])
+def test_functions_refuse_non_tensors_like_torch(name):
+    with pytest.raises(TypeError) as expected:
+        getattr(torch, name)(5)
+    with pytest.raises(TypeError) as got:
+        getattr(tp, name)(5)
+    assert str(got.value) == str(expected.value)

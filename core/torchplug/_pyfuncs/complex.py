@@ -21,23 +21,35 @@ __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
 HANDWRITTEN = {"view_as_real", "view_as_complex", "conj_physical"}
 
 
+def _not_tensor(name: str, value: Any) -> TypeError:
+    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(value).__name__}")
+
+
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate as a lazy view (``is_conj()`` True); non-complex tensors are returned as is."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("conj", input)
     return A._conj(input) if input._dtype.is_complex else input
 
 
 def is_conj(input: Tensor) -> bool:
     """True if ``input`` is a lazily conjugated view whose values are not yet materialised."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("is_conj", input)
     return bool(input._keyset & CONJ_MASK)
 
 
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` if its conjugate bit is clear, else a new tensor with the conjugated values."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("resolve_conj", input)
     return _resolve_conj(input)
 
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex conjugate computed eagerly into a new tensor (``input`` itself for non-complex dtypes)."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("conj_physical", input)
     if out is not None:
         return A["conj_physical.out"](input, out=out)
     return A.conj_physical(input) if input._dtype.is_complex else input
@@ -49,16 +61,22 @@ def _conj_physical_(self: Tensor) -> Tensor:
 
 def is_neg(input: Tensor) -> bool:
     """True if ``input`` is a lazily negated view (``x.conj().imag``) whose values are not yet materialised."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("is_neg", input)
     return bool(input._keyset & NEG_MASK)
 
 
 def resolve_neg(input: Tensor) -> Tensor:
     """``input`` if its negative bit is clear, else a new tensor with the negated values."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("resolve_neg", input)
     return _resolve_neg(input)
 
 
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor viewed as real, with a trailing dimension of 2 holding (real, imaginary)."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("view_as_real", input)
     if input._keyset & CONJ_MASK:
         raise RuntimeError(VIEW_AS_REAL_CONJ_MESSAGE)
     return A.view_as_real(input)
@@ -66,11 +84,15 @@ def view_as_real(input: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """A real tensor whose last dimension (size 2, stride 1) holds (real, imaginary) viewed as complex."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("view_as_complex", input)
     return A.view_as_complex(input)
 
 
 def real(input: Tensor) -> Tensor:
     """The real part as a view sharing storage (writes reach ``input``); real tensors are returned as is."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("real", input)
     if not input._dtype.is_complex:
         return input
     plain = A._conj(input) if input._keyset & CONJ_MASK else input  # conjugation keeps the real part
@@ -79,6 +101,8 @@ def real(input: Tensor) -> Tensor:
 
 def imag(input: Tensor) -> Tensor:
     """The imaginary part as a view sharing storage (of a conjugate view: a negated view, ``is_neg()``)."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("imag", input)
     if not input._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     if input._keyset & CONJ_MASK:
@@ -102,7 +126,8 @@ def _copy_into(target: Tensor, value: Any) -> None:
 
 
 def abs_(input: Tensor) -> Tensor:
-    """``abs`` in place (refused for complex tensors, whose absolute value is real, as in PyTorch)."""
+    """``Tensor.abs_``: refused for complex tensors, whose absolute value is real, as in PyTorch
+    (``torch.abs_`` calls this method)."""
     if input._dtype.is_complex:
         raise RuntimeError("In-place abs is not supported for complex tensors.")
     return A.abs_(input)
@@ -110,6 +135,8 @@ def abs_(input: Tensor) -> Tensor:
 
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions, as a view."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("adjoint", input)
     n = input.dim()
     if n == 0:
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
@@ -122,7 +149,7 @@ def adjoint(input: Tensor) -> Tensor:
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "conj": conj, "is_conj": is_conj, "resolve_conj": resolve_conj, "conj_physical": conj_physical,
     "is_neg": is_neg, "resolve_neg": resolve_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex,
-    "real": real, "imag": imag, "adjoint": adjoint, "abs_": abs_,
+    "real": real, "imag": imag, "adjoint": adjoint,
 }
 
 METHODS: dict[str, Any] = {

@@ -604,3 +604,23 @@ def test_functions_refuse_non_tensors_like_torch(name):
     with pytest.raises(TypeError) as got:
         getattr(tp, name)(5)
     assert str(got.value) == str(expected.value)
+
+
+REAL_BASE_CASES = [
+    ("view_as_complex_mul_", lambda m, b: (m.view_as_complex(b).mul_(2 + 1j), b)[1]),
+    ("view_as_complex_after_base_write", lambda m, b: (lambda c: (b.mul_(3), c * 1)[1])(m.view_as_complex(b))),
+    ("view_as_complex_setitem", lambda m, b: (m.view_as_complex(b).__setitem__(0, 5j), b.sum(1))[1]),
+]
+
+
+@pytest.mark.parametrize("name, fn", REAL_BASE_CASES, ids=[c[0] for c in REAL_BASE_CASES])
+def test_gradients_through_complex_views_of_real_bases(name, fn):
+    arr = _rand((3, 2), 31, "float64")
+    (a,), (b,) = _leaves([arr])
+    out_a, out_b = fn(tp, a.clone()), fn(torch, b.clone())
+    _same(out_a, out_b, rtol=1e-12)
+    go = _rand(tuple(out_b.shape), 32, "complex128" if out_b.is_complex() else "float64")
+    out_a.backward(tp.tensor(go))
+    out_b.backward(torch.tensor(go))
+    _same(a.grad, b.grad, rtol=1e-12)
+    assert tp.autograd.gradcheck(lambda t: fn(tp, t.clone()), (tp.tensor(arr, requires_grad=True),))

@@ -880,6 +880,27 @@ MORE_FUZZ = {
     "adaptive_avg_pool2d_backward_empty_batch_ok": _adaptive_grad((0, 2, 3, 3), (2, 2)),
     "adaptive_avg_pool3d_negative_size": lambda L: L.nn.functional.adaptive_avg_pool3d(
         L.ones(1, 2, 3, 3, 3), (2, -1, 2)),
+    # a dim of size 0 indexed by a non-empty index (AdvancedIndex: before the value's dtype); no bound is
+    # checked where the result has no element
+    "issue_setitem_empty_dim_before_dtype": lambda L: _setitem(
+        L.zeros(0, 1, 5, 1, dtype=L.int16), ([0], slice(-2, 1, 3), slice(None, 1), slice(0, 2)), L.tensor(-INF)),
+    "getitem_empty_dim": lambda L: L.zeros(2, 0)[:, L.tensor([0])],
+    "index_put_empty_dim": lambda L: L.zeros(0, 2).index_put((L.tensor([0]),), L.tensor([1.0])),
+    "issue_index_put_no_element_no_bound": lambda L: _shape_dtype(L.zeros(3, 0, dtype=L.bool).index_put(
+        (L.tensor([4, 3, 3]),), L.tensor(False), accumulate=True)),
+    "getitem_no_element_no_bound": lambda L: _shape_dtype(L.zeros(2, 0)[L.tensor([5]), :]),
+    "getitem_bound_still_checked": lambda L: L.zeros(2, 3)[L.tensor([5]), :],
+    # atan2's gradient where self^2 + other^2 is 0 is a signed zero (torch 2.13's atan2_backward)
+    "issue_atan2_grad_origin": _g([-0.0], lambda L, x: L.atan2(x, L.tensor([-0.0]))),
+    "atan2_grad_other_origin": _g([0.0], lambda L, x: L.atan2(L.tensor([0.0]), x)),
+    "atan2_grad_underflow": _g([1e-25], lambda L, x: L.atan2(x, L.tensor([1e-25]))),
+    "atan2_grad_inf": _g([1.0], lambda L, x: L.atan2(L.tensor([INF]), x)),
+    # losses of no element: the mean's 2 / N is inf, the gradient empty
+    "mse_loss_empty_grad": _g([[]], lambda L, x: L.nn.functional.mse_loss(x, L.zeros(1, 0))),
+    "smooth_l1_loss_empty_grad": _g([[]], lambda L, x: L.nn.functional.smooth_l1_loss(x, L.zeros(1, 0))),
+    "huber_loss_empty_grad": _g([[]], lambda L, x: L.nn.functional.huber_loss(x, L.zeros(1, 0))),
+    "bce_with_logits_empty_grad": _g([[]], lambda L, x: L.nn.functional.binary_cross_entropy_with_logits(
+        x, L.zeros(1, 0))),
     "adaptive_avg_pool3d_zero_size": lambda L: _shape_dtype(L.nn.functional.adaptive_avg_pool3d(
         L.ones(1, 2, 3, 3, 3), (2, 2, 0))),
 }

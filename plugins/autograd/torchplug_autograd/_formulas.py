@@ -304,7 +304,10 @@ def fmod(n, g, self, other):
 
 @rule("atan2", saves="self, other")
 def atan2(n, g, self, other):
-    recip = (self * self + other * other).reciprocal()
+    # torch 2.13's atan2_backward takes 0 for the reciprocal where self^2 + other^2 is 0 (at the origin, or
+    # underflowed), so the gradient there is a signed zero, not nan
+    denom = self * self + other * other
+    recip = T.where(denom == 0, 0.0, denom.reciprocal())
     return n[0] and g * other * recip, n[1] and g * -self * recip
 
 

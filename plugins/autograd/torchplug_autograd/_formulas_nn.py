@@ -261,11 +261,16 @@ def _loss_scale(g: Any, scale: float) -> Any:
     return _mul(g, scale) if scale != 1.0 else g
 
 
+def _per_element(c: float, numel: int) -> float:
+    """``c / numel`` as the C++ backward divides a double: inf for no element (the gradient is empty anyway)."""
+    return c / numel if numel else float("inf")
+
+
 @rule("mse_loss", saves="self, target, reduction")
 def mse_loss(n, g, self, target, reduction):
     # PyTorch's mse_loss_backward: (self - target) * (2 / N * grad); the target's gradient is its negation
     d = _sub(self, target)
-    gs = _mul(d, _loss_scale(g, 2.0 / d.numel() if reduction == 1 else 2.0))
+    gs = _mul(d, _loss_scale(g, _per_element(2.0, d.numel()) if reduction == 1 else 2.0))
     return n[0] and gs, n[1] and A.neg(gs)
 
 
@@ -274,7 +279,7 @@ def smooth_l1_loss(n, g, self, target, reduction, beta):
     # x / beta inside [-beta, beta], its sign outside (smooth_l1_loss_backward)
     d = _sub(self, target)
     slope = A.sign(d) if beta == 0 else A.clamp(_div(d, beta), -1, 1)
-    gs = _mul(slope, _loss_scale(g, 1.0 / d.numel() if reduction == 1 else 1.0))
+    gs = _mul(slope, _loss_scale(g, _per_element(1.0, d.numel()) if reduction == 1 else 1.0))
     return n[0] and gs, n[1] and A.neg(gs)
 
 
@@ -282,7 +287,7 @@ def smooth_l1_loss(n, g, self, target, reduction, beta):
 def huber_loss(n, g, self, target, reduction, delta):
     # x inside [-delta, delta], delta * sign(x) outside (huber_loss_backward)
     d = _sub(self, target)
-    gs = _mul(A.clamp(d, -delta, delta), _loss_scale(g, 1.0 / d.numel() if reduction == 1 else 1.0))
+    gs = _mul(A.clamp(d, -delta, delta), _loss_scale(g, _per_element(1.0, d.numel()) if reduction == 1 else 1.0))
     return n[0] and gs, n[1] and A.neg(gs)
 
 
@@ -290,7 +295,7 @@ def huber_loss(n, g, self, target, reduction, delta):
       refuse="weight, pos_weight")
 def binary_cross_entropy_with_logits(n, g, self, target, weight, pos_weight, reduction):
     # binary_cross_entropy_with_logits_backward and ..._target_backward of PyTorch's derivatives.yaml
-    scale = 1.0 / self.numel() if reduction == 1 else 1.0
+    scale = _per_element(1.0, self.numel()) if reduction == 1 else 1.0
     gw = _loss_scale(g, scale)
     if weight is not None:
         gw = _mul(gw, weight)

@@ -338,8 +338,23 @@ def _check_int_bounds(data: np.ndarray, parts: tuple[Any, ...]) -> tuple[Any, ..
     shape = _check_broadcast(parts)
     if shape is not None and 0 in shape:
         return _empty_parts(parts, shape)
+    _check_indexed_empty(data, parts, shape)
+    if data.size == 0:  # the result has no element: PyTorch's kernel checks no bound
+        return tuple(p if p.__class__ is slice or p.dtype == np.bool_ else np.zeros_like(p) for p in parts)
     _check_in_range(data, parts)
     return parts
+
+
+def _check_indexed_empty(data: np.ndarray, parts: tuple[Any, ...], shape: tuple[int, ...] | None) -> None:
+    """AdvancedIndex's check: a dim of size 0 indexed by a non-empty index has no valid index."""
+    if shape is None or 0 in shape:
+        return
+    dim = 0
+    for p in parts:
+        n = 1 if p.__class__ is slice or p.dtype != np.bool_ else p.ndim
+        if p.__class__ is not slice and 0 in data.shape[dim:dim + n]:
+            raise IndexError("index is out of bounds for dimension with size 0")
+        dim += n
 
 
 def _empty_parts(parts: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
@@ -451,7 +466,7 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
             np.copyto(data, C.scalar_to(_host(values).item(), self._dtype), where=mask, casting="unsafe")
             return
     parts, _ = _index_tuple(self, indices)  # (the indices' own checks come first in PyTorch too)
-    _check_broadcast(parts)
+    _check_indexed_empty(data, parts, _check_broadcast(parts))
     if values._dtype is not self._dtype:
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match, got {CP.scalar_type_name(self._dtype)} for "

@@ -24,7 +24,7 @@ import numpy as np
 from torchplug import _random as R
 
 __all__ = [
-    "FUSED", "fill", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
+    "FUSED", "fill", "direct_target", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
     "NORMFILL_D", "NORMAL", "LOGNORMAL", "EXPONENTIAL", "GEOMETRIC", "CAUCHY", "BERNOULLI", "BERN_PF", "BERN_PD",
     "POISSON",
 ]
@@ -63,10 +63,22 @@ def _gen(generator: Any) -> R.Generator:
     return generator if generator is not None else R.default_generator
 
 
-def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: np.ndarray | None = None) -> np.ndarray:
-    """``n`` values of distribution ``kind`` (parameters ``a``, ``b``; per-element ``p``), drawn in order."""
+def direct_target(data: Any, kind: int | None) -> np.ndarray | None:
+    """``data`` flattened, when ``fill`` can write ``kind``'s values straight into it (a C-contiguous
+    host array of the kind's output type; ``kind`` None: int64 for ``integers``), else None."""
+    if type(data) is np.ndarray and data.flags.c_contiguous and data.flags.writeable \
+            and data.dtype == _OUT_DTYPE.get(kind, np.float64 if kind is not None else np.int64):
+        return data.reshape(-1)
+    return None
+
+
+def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: np.ndarray | None = None,
+         out: np.ndarray | None = None) -> np.ndarray:
+    """``n`` values of distribution ``kind`` (parameters ``a``, ``b``; per-element ``p``), drawn in
+    order, into ``out`` (from :func:`direct_target`) or a new array."""
     g = _gen(generator)
-    out = np.empty(n, dtype=_OUT_DTYPE.get(kind, np.float64))
+    if out is None:
+        out = np.empty(n, dtype=_OUT_DTYPE.get(kind, np.float64))
     if p is not None:
         p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64)
     if _C is not None:
@@ -83,10 +95,12 @@ def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: n
     return out
 
 
-def integers(generator: Any, n: int, wide: bool, range_: int, base: int) -> np.ndarray:
-    """``n`` int64 values ``(draw % range_) + base`` (``range_`` 0: the draw itself); ``wide`` draws random64()."""
+def integers(generator: Any, n: int, wide: bool, range_: int, base: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``n`` int64 values ``(draw % range_) + base`` (``range_`` 0: the draw itself); ``wide`` draws
+    random64(); into ``out`` (a flat int64 array) or a new array."""
     g = _gen(generator)
-    out = np.empty(n, dtype=np.int64)
+    if out is None:
+        out = np.empty(n, dtype=np.int64)
     if _C is not None:
         with g._lock:
             g._pos = _C.integers(g._key, g._pos, out, int(wide), range_, base)

@@ -70,7 +70,16 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
     npdt = np.dtype(dt.numpy_dtype)
-    n = self._data.size
+    data = self._data
+    n = data.size
+    kind = S.UNIFORM_D if npdt == np.float64 else S.UNIFORM_F
+    direct = S.direct_target(data, kind) if npdt in (np.float32, np.float64) else None
+    if direct is not None:
+        # a contiguous float tensor: the values go straight into its storage (no copy)
+        check_internal_overlap(data)
+        S.fill(generator, kind, n, float(npdt.type(from_)), float(npdt.type(to)), out=direct)
+        direct[direct == npdt.type(to)] = npdt.type(from_)
+        return self
     if npdt == np.float64:
         values = S.fill(generator, S.UNIFORM_D, n, from_, to)
     else:
@@ -101,6 +110,11 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     if n >= 16 and _contiguous(data):
         # normal_fill: uniforms, then Box-Muller on blocks of 16 (the tail block recomputed)
         kind = S.NORMFILL_D if npdt == np.float64 else S.NORMFILL_F if npdt == np.float32 else S.NORMFILL_H
+        direct = S.direct_target(data, kind) if kind != S.NORMFILL_H else None
+        if direct is not None:  # straight into the tensor's storage
+            check_internal_overlap(data)
+            S.fill(generator, kind, n, mean, std, out=direct)
+            return self
         values = S.fill(generator, kind, n, mean, std)
     else:
         # the scalar path: normal_distribution<double> with the generator's cached second sample
@@ -213,15 +227,21 @@ def random_from(self, from_, to=None, generator=None):
             if not lo <= top <= hi:
                 raise RuntimeError(f"to - 1 is out of bounds for {name}")
     span = top - from_ + 1
-    n = self._data.size
-    if span >= 2 ** 64:
-        # from = int64 min, to = None: random_full_64_bits_range_kernel
-        values = S.integers(generator, n, True, 0, 0)
-    else:
-        # uniform_int_from_to_distribution: random64() from a range of 2**28 up (less modulo skew)
-        values = S.integers(generator, n, span >= 2 ** 28, span, from_)
-    _store(self, values)
+    # from = int64 min, to = None: random_full_64_bits_range_kernel (random64, no modulo); else
+    # uniform_int_from_to_distribution: random64() from a range of 2**28 up (less modulo skew)
+    wide, span, base = (True, 0, 0) if span >= 2 ** 64 else (span >= 2 ** 28, span, from_)
+    _store_integers(self, generator, wide, span, base)
     return self
+
+
+def _store_integers(self, generator, wide: bool, span: int, base: int) -> None:
+    data = self._data
+    direct = S.direct_target(data, None)
+    if direct is not None:  # a contiguous int64 tensor: straight into its storage
+        check_internal_overlap(data)
+        S.integers(generator, data.size, wide, span, base, out=direct)
+    else:
+        _store(self, S.integers(generator, data.size, wide, span, base))
 
 
 @TABLE.impl("aten::random_")
@@ -237,7 +257,7 @@ def random_(self, generator=None):
         modulus = 2 ** _MANTISSA[dt.name] + 1
     else:
         modulus = int(np.iinfo(dt.numpy_dtype).max) + 1
-    _store(self, S.integers(generator, self._data.size, dt.name in ("int64", "float64"), modulus, 0))
+    _store_integers(self, generator, dt.name in ("int64", "float64"), modulus, 0)
     return self
 
 

@@ -557,11 +557,40 @@ def dense_strides(t: Tensor) -> list[int] | None:
     return strides
 
 
+def infer_dense_strides(sizes: Sequence[int], strides: Sequence[int]) -> list[int]:
+    """Dense strides with the dim order of ``strides`` (ATen's infer_dense_strides: an insertion sort of
+    the dims by stride, larger size first on ties, zero strides ambiguous)."""
+    n = len(sizes)
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            a, b = perm[d0], perm[d1]
+            sa, sb = strides[a], strides[b]
+            if sa == 0 or sb == 0:
+                continue
+            if sa < sb:
+                break
+            if sa > sb or sizes[a] > sizes[b]:
+                perm[d0], perm[d1] = b, a
+                d1 = d0
+            else:
+                continue
+    out = [0] * n
+    step = 1
+    for d in perm:
+        out[d] = step
+        if sizes[d] > 1:
+            step *= sizes[d]
+    return out
+
+
 def _empty_like(self: Tensor, dtype: Any, device: Any, memory_format: Any) -> Tensor:
     if memory_format in (None, "preserve_format") and not self.is_contiguous():
         strides = dense_strides(self)
-        if strides is not None:
-            return A.empty_strided(list(self.shape), strides, dtype=dtype, device=device)
+        if strides is None:  # not dense: keep the input's dim order (ATen's empty_like, preserve_format)
+            strides = infer_dense_strides(list(self.shape), list(self.stride()))
+        return A.empty_strided(list(self.shape), strides, dtype=dtype, device=device)
     return A.empty(list(self.shape), dtype=dtype, device=device)
 
 

@@ -166,7 +166,7 @@ def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None, aweig
         avg = A.div(A.sum(x, [1]), w_sum)
     else:
         w_sum = A.sum(w)
-        if not bool(A["ne.Tensor"](w_sum, 0).item()):
+        if not w_sum.is_meta and not bool(A["ne.Tensor"](w_sum, 0).item()):
             raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = A.div(A.sum(A.mul(x, w), [1]), w_sum)
     if w is not None and correction != 0:
@@ -176,7 +176,10 @@ def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None, aweig
             norm_factor = A.sub(w_sum, correction)
     else:
         norm_factor = A.sub(w_sum, correction) if isinstance(w_sum, Tensor) else w_sum - correction
-    low = bool(A["le.Tensor"](norm_factor, 0).item()) if isinstance(norm_factor, Tensor) else norm_factor <= 0
+    if isinstance(norm_factor, Tensor):  # (a meta tensor has no value to check)
+        low = not norm_factor.is_meta and bool(A["le.Tensor"](norm_factor, 0).item())
+    else:
+        low = norm_factor <= 0
     if low:
         warnings.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.",
@@ -201,7 +204,7 @@ def _check_weights(name: str, w: Tensor, observations: int, integral: bool) -> N
     if w.numel() != observations:
         raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input but "
                            f"got {w.numel()} != {observations}")
-    if observations and bool(A["lt.Tensor"](A.amin(w, []), 0).item()):
+    if observations and not w.is_meta and bool(A["lt.Tensor"](A.amin(w, []), 0).item()):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
@@ -245,7 +248,7 @@ def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -
         return result
     numel = self.numel()
     flat = A.reshape(index, [-1])
-    if bool(A.any(A.logical_or(A["ge.Tensor"](flat, numel), A["lt.Tensor"](flat, -numel))).item()):
+    if not flat.is_meta and bool(A.any(A.logical_or(A["ge.Tensor"](flat, numel), A["lt.Tensor"](flat, -numel))).item()):
         bad = int(A.masked_select(flat, A.logical_or(A["ge.Tensor"](flat, numel), A["lt.Tensor"](flat, -numel)))[0].item())
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} elements.")
     flat = A.remainder(flat, numel)  # negative positions count from the end

@@ -72,10 +72,9 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], dtype: D.dtype | N
     return C.new(tuple(size), dtype or D.get_default_dtype(), tuple(stride))
 
 
-# PyTorch's clone() defaults to preserve_format, but the core's Tensor.contiguous() calls
-# clone(self) and relies on a contiguous result (as the core composite gives), so None means
-# contiguous here; clone(memory_format=torch.preserve_format) keeps the layout as PyTorch does.
-CLONE_DEFAULT_PRESERVES = False
+# PyTorch's clone() defaults to preserve_format (the core's Tensor.contiguous() asks for
+# contiguous_format explicitly), so None keeps the input's dim order as PyTorch does.
+CLONE_DEFAULT_PRESERVES = True
 
 
 @TABLE.impl("aten::clone")

@@ -748,10 +748,7 @@ COPY_OPS = [
     OpInfo("fill_.Scalar", _fill_scalar, op="Tensor.fill_", aten=("fill_.Scalar",)),
     OpInfo("fill_.Tensor", _fill_tensor, op="Tensor.fill_", aten=("fill_.Tensor",)),
     OpInfo("zero_", _self_only, op="Tensor.zero_", aten=("zero_",)),
-    OpInfo("clone", _clone, aten=("clone",),
-           skips=(Skip("meta's clone() defaults to a contiguous result, not preserve_format (see "
-                       "torchplug_meta.kernels.memory.CLONE_DEFAULT_PRESERVES)", samples=("noncontig", "transposed_preserve"),
-                       devices=("meta",)),)),
+    OpInfo("clone", _clone, aten=("clone",)),
     OpInfo("_to_copy", _to, op="Tensor.to", aten=("_to_copy",),
            skips=(Skip("known cpu bug: complex -> bool casts only the real part (torch: nonzero real or imaginary)",
                        dtypes=COMPLEX_DTYPES, samples=("to_bool",), devices=("cpu",)),)),

@@ -703,3 +703,14 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_the_batch_frequency():
 def test_nn_functional_names_exist_in_torch():
     extra = sorted(n for n in dir(F) if not n.startswith("_") and not hasattr(TF, n))
     assert not extra, f"torchplug.nn.functional names torch.nn.functional does not have: {extra}"
+
+
+def test_cov_and_corrcoef_of_complex_inputs():
+    a = RNG.standard_normal((3, 6)) + 1j * RNG.standard_normal((3, 6))
+    (x, tx) = _pair(a, True)
+    r, tr = tp.cov(x), torch.cov(tx)
+    _same(r, tr, rtol=1e-12)
+    r.abs().sum().backward()
+    tr.abs().sum().backward()
+    _same(x.grad, tx.grad, rtol=1e-10)
+    _same(tp.corrcoef(tp.tensor(a)), torch.corrcoef(torch.tensor(a)), rtol=1e-12)

@@ -188,7 +188,10 @@ def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None, aweig
         norm_factor = A.mul(norm_factor, 0) if isinstance(norm_factor, Tensor) else 0
     centered = A.sub(x, A.unsqueeze(avg, 1))
     weighted = centered if w is None else A.mul(centered, w)
-    product = A.mm(centered, A.t(weighted))
+    weighted = A.t(weighted)
+    if weighted._dtype.is_complex:
+        weighted = A.conj_physical(weighted)
+    product = A.mm(centered, weighted)
     return A.squeeze(A.div(product, norm_factor), None)
 
 
@@ -217,13 +220,18 @@ def corrcoef(self: Tensor) -> Tensor:
     c = cov(self)
     if c.dim() == 0:
         return A.div(c, c)
-    if c._dtype.is_complex:
-        raise NotImplementedError("corrcoef of a complex input needs complex real/imag splitting, which torchplug's "
-                                  "corrcoef does not do yet; pass a real tensor.")
-    stddev = A.sqrt(A.diagonal(c, 0, 0, 1))
+    d = A.diagonal(c, 0, 0, 1)
+    stddev = A.sqrt(_real(d) if d._dtype.is_complex else d)
     c = A.div(c, A.reshape(stddev, [-1, 1]))
     c = A.div(c, A.reshape(stddev, [1, -1]))
+    if c._dtype.is_complex:  # each part clipped on its own, as ATen does
+        parts = A.view_as_real(A.clone(c, memory_format="contiguous_format"))
+        return A.complex(A.clamp(A.select(parts, -1, 0), -1, 1), A.clamp(A.select(parts, -1, 1), -1, 1))
     return A.clamp(c, -1, 1)
+
+
+def _real(t: Tensor) -> Tensor:
+    return A.select(A.view_as_real(A.clone(t, memory_format="contiguous_format")), -1, 0)
 
 
 # ---- indexing --------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ __all__ = ["OPS"]
 S = SampleInput
 REAL_NUMERIC = INT_DTYPES + FLOAT_DTYPES
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2), "float32": (1e-5, 1e-5)}
-REDUCE_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5)}
+REDUCE_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5), "complex64": (1e-4, 1e-5)}
 IDX = "int64"
 
 
@@ -185,10 +185,10 @@ OPS = [
                        devices=("meta",), dtypes=("float16", "bfloat16"), samples=("n2_dim0",)),)),
     OpInfo("renorm", _renorm, dtypes=("float32", "float64"), aten=("renorm",), supports_out=True,
            inplace_variant="Tensor.renorm_", tolerances=REDUCE_TOL),
-    OpInfo("cov", _cov, dtypes=("int64", "float32", "float64"), aten=("cov",), tolerances=REDUCE_TOL,
+    OpInfo("cov", _cov, dtypes=("int64", "float32", "float64", "complex64"), aten=("cov",), tolerances=REDUCE_TOL,
            skips=(Skip("torch's meta cov reads the weights' values (item() of a meta tensor)", devices=("meta",),
                        samples=("fweights", "aweights")),)),
-    OpInfo("corrcoef", _corrcoef, dtypes=("float32", "float64"), aten=("corrcoef",), tolerances=REDUCE_TOL),
+    OpInfo("corrcoef", _corrcoef, dtypes=("float32", "float64", "complex64"), aten=("corrcoef",), tolerances=REDUCE_TOL),
     OpInfo("put", _put, dtypes=REAL_NUMERIC, aten=("put",), supports_out=True, inplace_variant="Tensor.put_",
            skips=(Skip("torch accumulates duplicate float16/bfloat16 positions in another order",
                        dtypes=("float16", "bfloat16"), samples=("accumulate",)),)),

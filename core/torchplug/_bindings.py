@@ -492,16 +492,18 @@ def _install_operators() -> None:
     T = Tensor
     add, sub, mul, div = A.add, A.sub, A.mul, A.div
     T.__add__ = add
-    T.__radd__ = lambda self, other: add(other, self)
+    # reflected operators as torch's: the tensor first for + and * (its edge comes first in the graph),
+    # rsub for -, reciprocal times the number for / (torch's __rdiv__)
+    T.__radd__ = lambda self, other: add(self, other)
     T.__iadd__ = A["add_.Tensor"]
     T.__sub__ = sub
     T.__rsub__ = lambda self, other: sub(other, self)
     T.__isub__ = A["sub_.Tensor"]
     T.__mul__ = mul
-    T.__rmul__ = lambda self, other: mul(other, self)
+    T.__rmul__ = lambda self, other: mul(self, other)
     T.__imul__ = A["mul_"]
     T.__truediv__ = div
-    T.__rtruediv__ = lambda self, other: div(other, self)
+    T.__rtruediv__ = lambda self, other: mul(A.reciprocal(self), other)
     T.__itruediv__ = A["div_.Tensor"]
     T.__floordiv__ = A.floor_divide
     T.__rfloordiv__ = lambda self, other: A.floor_divide(other, self)

@@ -106,6 +106,11 @@ GRAPH_CASES = {
     "log1p": (lambda T, x: T.log1p(x.abs()), (X,)),
     "max_pool2d": (lambda T, x: _F(T).max_pool2d(x.view(1, 1, 4, 5), 2), (X,)),
     "add_scalar": (lambda T, x: x + 2, (X,)),
+    "radd": (lambda T, x: 2 + x, (X,)),
+    "rmul": (lambda T, x: 0.5 * x, (X,)),
+    "rsub": (lambda T, x: 1 - x, (X,)),
+    "rdiv": (lambda T, x: 2 / x, (X,)),
+    "rpow": (lambda T, x: 2 ** x, (X,)),
     "clamp_min_scalar": (lambda T, x: x.clamp_min(0.1), (X,)),
     "clamp_max_tensor": (lambda T, x, y: T.clamp_max(x, y), (X, Y)),
     "clamp_min_inplace": (lambda T, x: (x * 1).clamp_min_(0.1), (X,)),
@@ -326,6 +331,18 @@ def test_pieces_share_one_node_and_refuse_inplace_like_torch(split: str) -> None
             pieces[1].mul_(2)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+def test_reflected_operators_match_torch_values_and_gradients() -> None:
+    # torch's 2 / x is x.reciprocal() * 2 (values can differ from 2 / x in the last place), 1 - x is rsub
+    results = []
+    for T in (torch, tp):
+        x = T.tensor(P * 3, requires_grad=True)
+        y = 2 / x + 3 * (1 - x) + 0.5 + x
+        y.sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
 
 
 def test_hidden_scalar_edge_still_differentiates() -> None:

@@ -59,6 +59,7 @@ VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
                            ("self.__class__ is not _Tensor", "XlogyBackward1", ("self",))),
     "aten::copysign.Tensor": ((_NUMBER, "CopysignBackward1", ("other",)),),
     "aten::lerp.Tensor": (("weight.__class__ is not _Tensor", "LerpBackward0", ("weight",)),),
+    "aten::sub.Tensor": (("self.__class__ is not _Tensor", "RsubBackward1", ("self",)),),  # 2 - x: torch's rsub
     "aten::clamp_min": (("min.__class__ is not _Tensor", "ClampMinBackward0", ("min",)),),
     "aten::clamp_max": (("max.__class__ is not _Tensor", "ClampMaxBackward0", ("max",)),),
 }

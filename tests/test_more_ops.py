@@ -714,3 +714,13 @@ def test_cov_and_corrcoef_of_complex_inputs():
     tr.abs().sum().backward()
     _same(x.grad, tx.grad, rtol=1e-10)
     _same(tp.corrcoef(tp.tensor(a)), torch.corrcoef(torch.tensor(a)), rtol=1e-12)
+
+
+def test_ldexp_gradients():
+    (x, tx), (e, te) = _pair(RNG.standard_normal((3, 4)), True), _pair(RNG.integers(-3, 4, (4,)).astype(float), True)
+    r, tr = tp.ldexp(x, e), torch.ldexp(tx, te)
+    _same(r, tr, rtol=1e-12)
+    r.sum().backward()
+    tr.sum().backward()
+    _same(x.grad, tx.grad, rtol=1e-12)
+    _same(e.grad, te.grad, rtol=1e-12)

@@ -67,7 +67,8 @@ def _require_bool(value: Any, what: str) -> None:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Ask for deterministic algorithms.  torchplug's host kernels are deterministic already, so
     this records the setting (read by :func:`are_deterministic_algorithms_enabled` and by
-    backends that have nondeterministic kernels)."""
+    backends that have nondeterministic kernels); while it is on, ``empty`` and friends fill
+    uninitialized memory as PyTorch does (see ``torchplug.utils.deterministic``)."""
     global _deterministic, _warn_only
     _require_bool(mode, "mode' (position 1)")
     _require_bool(warn_only, "warn_only'")

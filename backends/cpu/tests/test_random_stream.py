@@ -211,6 +211,32 @@ def test_random_default_and_from_ranges(dtype):
     both(8, lambda m: m.empty(100, dtype=m.int64).random_(-(2**63), None))  # the full 64-bit range
 
 
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+                                   "uint8", "bool"))
+def test_random_bounds_beyond_the_dtype(dtype):
+    """Float bounds moved onto representable values (update_from/update_to), ATen's range checks,
+    errors and the full-range kernel's dtype list."""
+    import warnings
+
+    cases = [(-2000, 2000), (0, 2000), (100, 70000), (3, 10**9), (-(2**40), 2**40), (-3000, None), (1999, None),
+             (-(2**63), None), (-(2**63), 2**63 - 1), (2**62, None), (2, 1)]
+    for bounds in cases:
+        outcome = []
+        for m in (torch, tp):
+            m.manual_seed(0)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    outcome.append(m.empty(300, dtype=getattr(m, dtype)).random_(*bounds).double().numpy())
+            except (RuntimeError, NotImplementedError) as e:
+                outcome.append(f"{type(e).__name__}: {e}")
+        a, b = outcome
+        if isinstance(a, str) or isinstance(b, str):
+            assert a == b, bounds
+        else:
+            assert np.array_equal(a, b), bounds
+
+
 @pytest.mark.parametrize("n", (0, 1, 2, 5, 16, 1000, 100_000))
 @pytest.mark.parametrize("dtype", ("int64", "int32", "float32"))
 def test_randperm(n, dtype):

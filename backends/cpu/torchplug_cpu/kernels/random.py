@@ -28,8 +28,9 @@ TABLE = KernelTable("CPU")
 
 _MANTISSA = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 _C_NAMES = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
-    "int64": "long", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+    "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 
 
@@ -42,6 +43,9 @@ def _store(self, values) -> None:
     data = self._data
     check_internal_overlap(data)
     view = S.order_view(data)
+    if data.dtype.itemsize == 2 and data.dtype.kind != "i" and values.dtype.itemsize == 8:
+        # c10::Half/BFloat16 are built from a float: a double or int64 value is rounded to float first
+        values = values.astype(H.float32)
     np.copyto(view, np.asarray(values).reshape(view.shape), casting="unsafe")
 
 
@@ -161,12 +165,9 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    if self._dtype._category != 2:
+    if self._dtype._category != 2:  # (this message names the C++ type)
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
-                           f"point but you specified {_C_NAMES.get(self._dtype.name, self._dtype.name)} int"
-                           if self._dtype._category == 1 else
-                           f"Cauchy distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {CP.scalar_type_name(self._dtype)}")
+                           f"point but you specified {_C_NAMES.get(self._dtype.name, self._dtype.name)}")
     _store(self, S.fill(generator, S.CAUCHY, self._data.size, median, sigma))
     return self
 
@@ -198,40 +199,82 @@ def random_from(self, from_, to=None, generator=None):
     dt = self._dtype
     if dt._category == 3:
         raise _not_implemented("random_from_to_range_cpu", dt)
+    if to is None and from_ == -(2 ** 63):
+        # [int64 min, int64 max]: random_full_64_bits_range_kernel, for these dtypes only
+        if dt.name not in ("int64", "float64", "float32", "bfloat16"):
+            if dt in (D.float16, D.bool_) or dt.name.startswith("uint") and dt.name != "uint8":
+                raise _not_implemented("random_full_64_bits_range_kernel_cpu", dt)
+            raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
+        _store_integers(self, generator, True, 0, 0)
+        return self
     lo, hi = _int_bounds(dt)
     name = _C_NAMES.get(dt.name, dt.name)
-    if to is None:
-        # [from, the largest value the dtype holds exactly]
-        if dt._category == 2:
-            top = 2 ** _MANTISSA[dt.name]
+    if to is not None and from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    if dt._category == 2:
+        # random_from_to_impl for floating types: bounds moved onto values the dtype holds, then
+        # checked against its range, with a warning past 2**digits
+        digits = _MANTISSA[dt.name]
+        if to is None:
+            top = 2 ** digits
+            from_ = _update_from(from_, dt)
+            if not from_ < top:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+                                   f"to dtype, but got from={from_} > to_inc={top}")
         else:
-            top = hi
-        if not lo <= from_ <= top:
-            raise RuntimeError(f"from is out of bounds for {name}")
-    else:
-        if from_ >= to:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-        top = to - 1
-        if dt._category == 2:
-            if not lo <= from_ <= hi or not lo <= top <= hi:
-                which = "from" if not lo <= from_ <= hi else "to - 1"
+            from_, to = _update_from(from_, dt), _update_to(to, dt)
+            if from_ >= to:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+                                   f"from={from_} >= to={to}")
+            top = to - 1
+        info = D.finfo(dt)
+        for value, what in ((from_, "from"), (top, "to - 1")):
+            if not float(info.min) <= value <= float(info.max):
+                raise RuntimeError(f"{what} is out of bounds for {name}")
+        for value, what in ((from_, "from"), (top, "to - 1")):
+            if not -(2 ** digits) <= value <= 2 ** digits:
                 warnings.warn(
-                    f"{which} is out of bounds [-(2^{_MANTISSA[dt.name]}), 2^{_MANTISSA[dt.name]}]. Due to precision "
-                    f"limitations {name} can support discrete uniform distribution only within this range. This "
-                    "warning will become an error in version 1.7 release, please fix the code in advance",
-                    UserWarning, stacklevel=3,
-                )
-        else:
-            if not lo <= from_ <= hi:
-                raise RuntimeError(f"from is out of bounds for {name}")
-            if not lo <= top <= hi:
-                raise RuntimeError(f"to - 1 is out of bounds for {name}")
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {name} can "
+                    "support discrete uniform distribution only within this range. This warning will become an error "
+                    "in version 1.7 release, please fix the code in advance", UserWarning, stacklevel=3)
+    else:
+        top = hi if to is None else to - 1
+        if not lo <= from_ <= hi:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        if not lo <= top <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}")
     span = top - from_ + 1
-    # from = int64 min, to = None: random_full_64_bits_range_kernel (random64, no modulo); else
     # uniform_int_from_to_distribution: random64() from a range of 2**28 up (less modulo skew)
-    wide, span, base = (True, 0, 0) if span >= 2 ** 64 else (span >= 2 ** 28, span, from_)
-    _store_integers(self, generator, wide, span, base)
+    _store_integers(self, generator, span >= 2 ** 28, span, from_)
     return self
+
+
+def _as_dtype_int(value: int, dt: D.dtype) -> int:
+    """static_cast<int64_t>(static_cast<scalar_t>(value)) (half and bfloat16 are built from a float)."""
+    npdt = np.dtype(dt.numpy_dtype)
+    via = np.float64(value) if npdt == np.float64 else np.float32(value)
+    with np.errstate(over="ignore"):
+        cast = float(via.astype(npdt).astype(np.float64))
+    # a value beyond int64 (or inf) converts to the "integer indefinite" int64 min on x86, as in ATen
+    return int(cast) if math.isfinite(cast) and -(2 ** 63) <= cast < 2 ** 63 else -(2 ** 63)
+
+
+def _update_from(from_: int, dt: D.dtype) -> int:
+    """ATen's update_from: a ``from`` the dtype rounds down past is moved up to its next value."""
+    plus_1 = _as_dtype_int(from_ + 1, dt)
+    if plus_1 < from_:
+        n = abs(from_ + 1).bit_length() - 1
+        from_ = plus_1 + (1 << (n - (_MANTISSA[dt.name]) + 1))
+    return from_
+
+
+def _update_to(to: int, dt: D.dtype) -> int:
+    """ATen's update_to: a ``to`` the dtype rounds up onto is moved down to its previous value."""
+    minus_1 = _as_dtype_int(to - 1, dt)
+    if minus_1 >= to:
+        n = abs(to - 1).bit_length() - 1
+        to = minus_1 - (1 << (n - (_MANTISSA[dt.name]) + 1))
+    return to
 
 
 def _store_integers(self, generator, wide: bool, span: int, base: int) -> None:

@@ -589,3 +589,22 @@ def test_small_functions():
     assert tp.rrelu_(o) is o
     torch.rrelu_(t)
     _close(o, t)
+
+
+@pytest.mark.parametrize("shape, complex_", [((4, 3), False), ((3, 5), False), ((2, 4, 4), False), ((3, 3), True)])
+def test_geqrf_orgqr_ormqr(shape, complex_):
+    a = _mats(*shape) + (1j * _mats(*shape, seed=9) if complex_ else 0)
+    ours, theirs = tp.geqrf(tp.tensor(a)), torch.geqrf(torch.tensor(a))
+    _close(ours.a, theirs.a, rtol=1e-9, atol=1e-12)
+    _close(ours.tau, theirs.tau, rtol=1e-9, atol=1e-12)
+    if shape[-2] >= shape[-1]:
+        _close(tp.orgqr(*ours), torch.orgqr(*theirs), rtol=1e-9, atol=1e-12)
+        _close(ours.a.orgqr(ours.tau), theirs.a.orgqr(theirs.tau), rtol=1e-9, atol=1e-12)
+    other = _mats(*shape[:-1], 2, seed=10)
+    other = other + 0j if complex_ else other
+    for kw in ({}, {"transpose": True}):
+        _close(tp.ormqr(*ours, tp.tensor(other).to(ours.a.dtype), **kw),
+               torch.ormqr(*theirs, torch.tensor(other).to(theirs.a.dtype), **kw), rtol=1e-9, atol=1e-12)
+    _raises_like(lambda: tp.geqrf(tp.ones(3)), lambda: torch.geqrf(torch.ones(3)), match="at least 2 dimensions")
+    _raises_like(lambda: tp.geqrf(tp.ones(2, 2, dtype=tp.int64)), lambda: torch.geqrf(torch.ones(2, 2, dtype=torch.int64)),
+                 match='"geqrf_cpu" not implemented for \'Long\'')

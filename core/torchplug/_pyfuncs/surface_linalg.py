@@ -18,7 +18,7 @@ from .._tensor import Tensor
 __all__ = ["FUNCTIONS", "METHODS"]
 
 for _name, _fields in (("lu_unpack", "P L U"), ("triangular_solve", "solution cloned_coefficient"),
-                       ("_lu_with_info", "LU pivots info")):
+                       ("_lu_with_info", "LU pivots info"), ("geqrf", "a tau")):
     if not hasattr(return_types, _name):
         setattr(return_types, _name, namedtuple(_name, _fields.split()))
 
@@ -284,14 +284,112 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     return return_types.triangular_solve(solution, coefficient)
 
 
+# ---- Householder QR (LAPACK's geqrf/orgqr/ormqr conventions) ------------------------------------------------------
+def _check_float(name: str, a: Tensor) -> None:
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        from .._composites import scalar_type_name
+
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(a.dtype)}\'')
+
+
+def geqrf(input: Tensor, *, out: Any = None) -> Any:
+    """The QR factorization in LAPACK's packed form: ``a`` holds R on and above the diagonal and the
+    Householder vectors below it; ``tau`` their scalars (``Q = H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``)."""
+    torch = _torch()
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_float("geqrf", input)
+    m, n = input.shape[-2], input.shape[-1]
+    k = min(m, n)
+    a = input.clone()
+    rows = torch.arange(m, device=a.device)
+    cols = torch.arange(n, device=a.device)
+    taus = []
+    for j in builtins.range(k):
+        col = a[..., :, j]
+        alpha = col[..., j]
+        below = torch.where(rows > j, col, torch.zeros_like(col))
+        xnorm = torch.linalg.vector_norm(below, dim=-1)
+        real_alpha = alpha.real if alpha.is_complex() else alpha
+        # dlarfg/zlarfg: no reflection when x is zero (and alpha real); else beta = -sign(Re alpha) ||(alpha, x)||
+        skip = (xnorm == 0) & ((alpha.imag == 0) if alpha.is_complex() else torch.ones_like(xnorm, dtype=D.bool_))
+        norm = torch.sqrt(alpha.abs().pow(2) + xnorm.pow(2))
+        beta = -torch.where(real_alpha >= 0, norm, -norm)
+        safe_beta = torch.where(skip, torch.ones_like(beta), beta)
+        tau = torch.where(skip, torch.zeros_like(alpha), (safe_beta.to(alpha.dtype) - alpha) / safe_beta)
+        scale = torch.where(skip, torch.ones_like(alpha), alpha - safe_beta.to(alpha.dtype))
+        v = torch.where(rows > j, below / scale.unsqueeze(-1), torch.zeros_like(col))
+        v = torch.where(rows == j, torch.ones_like(col), v)
+        # apply H^H = I - conj(tau) v v^H to the columns right of j
+        w = (v.conj().unsqueeze(-1) * a).sum(-2)
+        update = tau.conj().unsqueeze(-1).unsqueeze(-1) * v.unsqueeze(-1) * w.unsqueeze(-2)
+        a = a - torch.where(cols > j, update, torch.zeros_like(update))
+        new_col = torch.where(rows == j, torch.where(skip, alpha, beta.to(alpha.dtype)).unsqueeze(-1),
+                              torch.where(rows > j, v, col))
+        a = torch.where(cols == j, new_col.unsqueeze(-1), a)
+        taus.append(tau)
+    tau = torch.stack(taus, -1) if taus else a.new_zeros(*a.shape[:-2], 0)
+    if out is not None:
+        for o, r in zip(out, (a, tau)):
+            o.resize_(r.shape).copy_(r)
+        a, tau = out
+    return return_types.geqrf(a, tau)
+
+
+def _householder_full(a: Tensor, tau: Tensor) -> Tensor:
+    """``H_1 ... H_k`` (m x m) from packed Householder vectors (the strictly lower part of ``a``'s columns)."""
+    torch = _torch()
+    m = a.shape[-2]
+    k = tau.shape[-1]
+    eye = torch.eye(m, dtype=a.dtype, device=a.device)
+    q = eye.expand(*a.shape[:-2], m, m)
+    rows = torch.arange(m, device=a.device)
+    for i in builtins.range(k):
+        v = torch.where(rows > i, a[..., :, i], torch.zeros_like(a[..., :, i]))
+        v = torch.where(rows == i, torch.ones_like(v), v)
+        h = eye - tau[..., i, None, None] * (v.unsqueeze(-1) @ v.conj().unsqueeze(-2))
+        q = q @ h
+    return q
+
+
+def orgqr(input: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The first ``n`` columns of ``Q = H_1 ... H_k`` from :func:`geqrf`'s output (``linalg.householder_product``)."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
+    if input.shape[-2] < input.shape[-1]:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.shape[-1] > input.shape[-1]:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    _check_float("orgqr", input)
+    result = _householder_full(input, tau)[..., : input.shape[-1]]
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False, *,
+          out: Tensor | None = None) -> Tensor:
+    """``Q @ other`` (or ``other @ Q``, with ``Q^H`` if ``transpose``) for ``Q`` given by :func:`geqrf`'s output."""
+    if input3.dim() != input.dim():
+        raise RuntimeError("torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {input3.dim()} and input.ndim is equal to {input.dim()}")
+    _check_float("ormqr", input)
+    q = _householder_full(input, input2)
+    if transpose:
+        q = q.mH
+    result = q @ input3 if left else input3 @ q
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
 FUNCTIONS: dict[str, Any] = {
     "norm_except_dim": norm_except_dim, "_weight_norm": _weight_norm, "nuclear_norm": nuclear_norm,
     "frobenius_norm": frobenius_norm, "matrix_exp": matrix_exp, "lu": lu, "lu_solve": lu_solve,
     "lu_unpack": lu_unpack, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
-    "triangular_solve": triangular_solve,
+    "triangular_solve": triangular_solve, "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
 }
 
 METHODS: dict[str, Any] = {
     name: _method(FUNCTIONS[name]) for name in (
-        "matrix_exp", "lu", "lu_solve", "cholesky_solve", "cholesky_inverse", "triangular_solve")
+        "matrix_exp", "lu", "lu_solve", "cholesky_solve", "cholesky_inverse", "triangular_solve", "geqrf", "orgqr",
+        "ormqr")
 }

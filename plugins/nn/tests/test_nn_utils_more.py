@@ -228,6 +228,21 @@ def test_orthogonal_square_projection_matches_torch():
     assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
 
 
+@pytest.mark.parametrize("use_trivialization", [True, False])
+def test_orthogonal_householder_matches_torch(use_trivialization):
+    ours, theirs = _same_linear(3, 5)
+    tp.manual_seed(0)  # the trivialization completes a tall matrix with random columns: the same stream as torch's
+    torch.manual_seed(0)
+    nn.utils.parametrizations.orthogonal(ours, use_trivialization=use_trivialization)
+    torch.nn.utils.parametrizations.orthogonal(theirs, use_trivialization=use_trivialization)
+    _close(ours.weight, theirs.weight)
+    target = np.linalg.qr(np.random.default_rng(5).standard_normal((5, 3)))[0].astype(np.float32)
+    ours.weight = tp.tensor(target)  # assignment goes through right_inverse (geqrf without the trivialization)
+    with torch.no_grad():
+        theirs.weight = torch.tensor(target)
+    _close(ours.weight, theirs.weight)
+
+
 def test_parametrizations_weight_norm_matches_torch_and_loads_old_keys():
     ours, theirs = _same_linear()
     nn.utils.parametrizations.weight_norm(ours)

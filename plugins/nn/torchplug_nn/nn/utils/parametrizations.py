@@ -26,25 +26,10 @@ def _is_orthogonal(q: Tensor) -> bool:
 
 
 def _make_orthogonal(a: Tensor) -> Tensor:
-    # The Q of the QR decomposition whose R has a positive diagonal (PyTorch: geqrf + householder_product;
-    # that Q is unique, so any QR gives it once the signs are fixed).
-    q, r = torchplug.linalg.qr(a)
-    return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
-
-
-def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
-    """``linalg.householder_product``: the first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``
-    with ``v_i`` column ``i`` of ``a`` below the diagonal and 1 on it (differentiable composition)."""
-    n, k = a.size(-2), a.size(-1)
-    eye = torchplug.eye(n, dtype=a.dtype, device=a.device)
-    q = eye.expand(*a.shape[:-2], n, n)
-    rows = torchplug.arange(n, device=a.device)
-    for i in range(k):
-        below = (rows > i).to(a.dtype)
-        v = a[..., :, i] * below + (rows == i).to(a.dtype)
-        h = eye - tau[..., i, None, None] * (v.unsqueeze(-1) @ v.conj().unsqueeze(-2))
-        q = q @ h
-    return q[..., :k]
+    # the Q of the QR decomposition whose R has a positive diagonal, as PyTorch computes it
+    x, tau = torchplug.geqrf(a)
+    q = torchplug.orgqr(x, tau)
+    return q * x.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 class _OrthMaps(Enum):
@@ -84,7 +69,7 @@ class _Orthogonal(Module):
         else:
             a = x.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
-            q = _householder_product(a, tau)
+            q = torchplug.orgqr(a, tau)
             q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if "base" in self._buffers:
             q = self.base @ q
@@ -106,8 +91,11 @@ class _Orthogonal(Module):
                 if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                raise NotImplementedError("Assigning to the householder parametrization with use_trivialization=False "
-                                          "needs torch.geqrf, which torchplug does not implement yet.")
+                # the Householder vectors of q, with the diagonal signs that reproduce q itself
+                a, tau = torchplug.geqrf(q)
+                a.diagonal(dim1=-2, dim2=-1).sign_()
+                a.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+                return a.mT if q_init.size(-2) < q_init.size(-1) else a
             if n == k:
                 q = _make_orthogonal(q) if not _is_orthogonal(q) else q.clone()
             else:

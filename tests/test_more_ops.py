@@ -521,6 +521,7 @@ _OUT_CALLS = {
     "true_divide": lambda m, x, o: m.true_divide(x, x, out=o),
     "nuclear_norm": lambda m, x, o: m.nuclear_norm(x, out=o),
     "frobenius_norm": lambda m, x, o: m.frobenius_norm(x, (0, 1), out=o),
+    "orgqr": lambda m, x, o: m.orgqr(*m.geqrf(x), out=o),
 }
 
 

@@ -121,6 +121,19 @@ def test_uniform_ranges(dtype, bounds):
     both(11, lambda m: m.empty(1000, dtype=getattr(m, dtype)).uniform_(*bounds))
 
 
+@pytest.mark.parametrize("dtype", (*FLOATS, "float16", "bfloat16"))
+@pytest.mark.parametrize("n", (0, 3))
+def test_uniform_bound_errors(dtype, n):
+    for bounds in [(-3e38, 3e38), (0, float("inf")), (float("nan"), 1), (-1e308, 1e308), (2, 1), (-6e4, 6e4)]:
+        outcome = []
+        for m in (torch, tp):
+            try:
+                outcome.append(m.empty(n, dtype=getattr(m, dtype)).uniform_(*bounds).float().tolist())
+            except RuntimeError as e:
+                outcome.append(str(e))
+        assert outcome[0] == outcome[1], bounds
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_odd_shapes_and_non_contiguous_outputs(dtype):
     views = [

@@ -71,10 +71,19 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
     if dt.is_complex:  # ATen draws the (real, imaginary) pairs as a real tensor
         return CX.complex_random(self, uniform_, from_, to, generator)
     _check_float("check_uniform_bounds", dt)
+    data = self._data
+    # uniform_impl_'s checks (empty tensors included)
+    info = D.finfo(dt)
+    lo, hi = float(info.min), float(info.max)
+    for value, what in ((from_, "from"), (to, "to")):
+        if not lo <= value <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {_C_NAMES[dt.name]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
+    if not to - from_ <= hi:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{CP.scalar_type_name(dt)}>::max(), but "
+                           f"found to={to:g} and from={from_:g} which result in to-from to exceed the limit")
     npdt = np.dtype(dt.numpy_dtype)
-    data = self._data
     n = data.size
     kind = S.UNIFORM_D if npdt == np.float64 else S.UNIFORM_F
     direct = S.direct_target(data, kind) if npdt in (np.float32, np.float64) else None

@@ -111,6 +111,8 @@ GRAPH_CASES = {
     "rsub": (lambda T, x: 1 - x, (X,)),
     "rdiv": (lambda T, x: 2 / x, (X,)),
     "rpow": (lambda T, x: 2 ** x, (X,)),
+    "not_implemented_scalar": (lambda T, x: T.floor_divide(x, 2), (X,)),
+    "not_implemented_tensors": (lambda T, x, y: T.floor_divide(x, y), (X, Y)),
     "clamp_min_scalar": (lambda T, x: x.clamp_min(0.1), (X,)),
     "clamp_max_tensor": (lambda T, x, y: T.clamp_max(x, y), (X, Y)),
     "clamp_min_inplace": (lambda T, x: (x * 1).clamp_min_(0.1), (X,)),

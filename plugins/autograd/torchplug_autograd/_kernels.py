@@ -554,7 +554,7 @@ def nondiff_kernel(entry: OperatorEntry, detach: bool = False) -> Callable[..., 
 
 class NotImplementedNode(G.Node):
     __slots__ = ()
-    _name = "NotImplemented"
+    _name = "torch::autograd::NotImplemented"  # PyTorch's name(); the type name is NotImplemented
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
         raise NotImplementedError(
@@ -580,7 +580,7 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
             a = args[i]
             if isinstance(a, (list, tuple)):
                 edges.extend(edge(t) for t in a)
-            else:
+            elif a is None or isinstance(a, Tensor):  # a number stands for PyTorch's Scalar overload: no edge
                 edges.append(edge(a))
         for i in mutated:
             t = args[i]

@@ -608,7 +608,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         # the mean; a tensor std draws normal_(0, 1), multiplies by std and adds the mean.
         ref = mean if isinstance(mean, Tensor) else std
         if not isinstance(std, Tensor):
-            if std < 0:
+            if not std >= 0:
                 raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
             noise = A.normal_(A.empty(list(ref.shape), dtype=ref.dtype, device=ref.device), 0.0, float(std),
                               generator=generator)
@@ -627,8 +627,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         return result
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     t = empty(_size_args((size,)), out=out, dtype=dtype, device=device)
     A.normal_(t, float(mean), float(std), generator=generator)
     return _finish(t, requires_grad)

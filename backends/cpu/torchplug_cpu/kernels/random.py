@@ -115,7 +115,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     if dt.is_complex:  # ATen draws the (real, imaginary) pairs as reals, each with half the variance
         return CX.complex_random(self, normal_, mean, std / math.sqrt(2.0) if std >= 0 else std, generator)
     _check_float("normal_kernel_cpu", dt)
-    if std < 0:
+    if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     npdt = np.dtype(dt.numpy_dtype)
     data = self._data

@@ -21,7 +21,7 @@ def uniform_(self: C.Tensor, from_: float = 0.0, to: float = 1.0, generator: Any
 
 @TABLE.impl("aten::normal_")
 def normal_(self: C.Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> C.Tensor:
-    if std < 0:
+    if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return self
 

@@ -271,7 +271,8 @@ class _nullcontext:
 
 
 @pytest.mark.parametrize("case", ["mse_mean", "smooth_l1_sum", "huber_none", "bce_logits_mean",
-                                  "bce_logits_weight_pos_weight", "celu"])
+                                  "bce_logits_weight_pos_weight", "celu", "var_mean", "std_mean", "split_pieces",
+                                  "kl_div", "clamp_min_tensor", "aminmax_full"])
 def test_fused_formulas_are_differentiable(case: str) -> None:
     # the formulas are written with differentiable ops: second derivatives by finite differences
     build, arrays = LOSS_CASES[case]

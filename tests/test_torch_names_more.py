@@ -608,3 +608,12 @@ def test_geqrf_orgqr_ormqr(shape, complex_):
     _raises_like(lambda: tp.geqrf(tp.ones(3)), lambda: torch.geqrf(torch.ones(3)), match="at least 2 dimensions")
     _raises_like(lambda: tp.geqrf(tp.ones(2, 2, dtype=tp.int64)), lambda: torch.geqrf(torch.ones(2, 2, dtype=torch.int64)),
                  match='"geqrf_cpu" not implemented for \'Long\'')
+
+
+def test_untyped_storage_queries():
+    a, ref = tp.arange(6.0), torch.arange(6.0)
+    s, s_ref = a.untyped_storage(), ref.untyped_storage()
+    assert s.data_ptr() == a[2:].untyped_storage().data_ptr() == a.data_ptr()
+    assert s.data_ptr() != a.clone().untyped_storage().data_ptr()
+    assert len(s) == len(s_ref) == s.size() == s_ref.size() == 48
+    assert s.element_size() == s_ref.element_size() == 1

@@ -53,6 +53,28 @@ class Storage:
         self.data = data  # backend-defined root buffer (e.g. the base ndarray), may be None
         self.allocation = None  # allocator bookkeeping, owned by the backend's allocator
 
+    # PyTorch's UntypedStorage queries scripts use to tell whether two tensors share memory
+    # (``nbytes`` stays the attribute the allocators and the C fast path fill)
+    def data_ptr(self) -> int:
+        """Address of the storage's first byte (0 for storage without data)."""
+        root = self.data
+        ptr = getattr(root, "data_ptr", None)
+        if ptr is not None:
+            return ptr() if callable(ptr) else int(ptr)
+        iface = getattr(root, "__array_interface__", None)
+        return iface["data"][0] if iface else 0
+
+    def size(self) -> int:
+        """The size in bytes (an untyped storage's elements are bytes)."""
+        return self.nbytes
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def element_size(self) -> int:
+        """1: an untyped storage's elements are bytes."""
+        return 1
+
 
 class _AutogradHooks:
     """How the core reaches the autograd plugin; every field is set by that plugin when it loads."""

@@ -615,5 +615,5 @@ def test_untyped_storage_queries():
     s, s_ref = a.untyped_storage(), ref.untyped_storage()
     assert s.data_ptr() == a[2:].untyped_storage().data_ptr() == a.data_ptr()
     assert s.data_ptr() != a.clone().untyped_storage().data_ptr()
-    assert len(s) == len(s_ref) == s.size() == s_ref.size() == 48
+    assert len(s) == len(s_ref) == s.size() == s_ref.size() == 24
     assert s.element_size() == s_ref.element_size() == 1

@@ -635,6 +635,13 @@ GRAD_NONFINITE = {
     "prod_all_two_zeros_create_graph": _g([0.0, 0.0, INF], lambda L, x: x.prod(), create_graph=True),
     "prod_dim_zero_create_graph": _g([[0.0, 2.0, 3.0], [1.0, 2.0, 4.0]], lambda L, x: x.prod(1), create_graph=True),
     "prod_dim_dtype": _g([[0.0, 2.0, 3.0], [1.0, 2.0, 4.0]], lambda L, x: x.prod(-1, dtype=L.float64)),
+    # cumprod: one element along dim passes the gradient; with zeros each range is masked as torch's backward
+    "issue_cumprod_grad_size_one_dim_inf": _g([[1.0, INF], [2.0, 3.0]], lambda L, x: x.unsqueeze(0).cumprod(0)),
+    "cumprod_grad_inf_after_zero": _g([2.0, 0.0, 3.0, INF, 0.0, 4.0], lambda L, x: x.cumprod(0)),
+    "cumprod_grad_nan_before_zero": _g([[NAN, 2.0, 0.0], [1.0, 0.0, 0.0]], lambda L, x: x.cumprod(1)),
+    "cumprod_grad_zero_first": _g([0.0, 2.0, INF, 0.0, 1.0], lambda L, x: x.cumprod(0), "float64"),
+    "cumprod_grad_no_zero_inf": _g([2.0, INF, 3.0], lambda L, x: x.cumprod(0)),
+    "cumprod_grad_zeros_create_graph": _g([2.0, 0.0, 3.0, 0.0], lambda L, x: x.cumprod(0), create_graph=True),
     # (log_)softmax of a 0-dim tensor: the formula over one element, nan where the output is nan
     "issue_log_softmax_0d_nan": _g(NAN, lambda L, x: L.log_softmax(x, 0), "float64"),
     "log_softmax_0d_inf": _g(INF, lambda L, x: L.log_softmax(x, 0)),

@@ -194,13 +194,17 @@ def cumsum(n, g, ndim, dim):
 
 @rule("cumprod", saves="self, dim, result")
 def cumprod(n, g, self, dim, result):
-    if self.dim() == 0 or self.numel() <= 1:
+    # FunctionsManual.cpp cumprod_backward: one element along dim passes the gradient through; without zeros
+    # reversed_cumsum(output * grad) / input; with zeros (outside create_graph) each part masked as torch does
+    if self.dim() == 0 or self.numel() <= 1 or self.shape[dim % self.dim()] == 1:
         return (g,)
     d = dim % self.dim()
     x = self.to(result.dtype)
     zero = x == 0
     if not bool(zero.any()):
         return (_rev_cumsum(g * result, d) / x,)
+    if not T.is_grad_enabled():
+        return (_cumprod_zeros_grad(g, x, d, result, zero),)
     # zeros: before the first zero of a slice the plain formula holds; at the first zero z the gradient is
     # sum_{k >= z} g_k prod_{j <= k, j != z} x_j (a cumprod with x_z set to 1); after it, zero.
     nz = zero.cumsum(d)
@@ -211,6 +215,23 @@ def cumprod(n, g, self, dim, result):
     ones = T.where(first, 1.0, x)
     part2 = T.where(first, _rev_cumsum(g * ones.cumprod(d), d), 0.0)
     return (part1 + part2,)
+
+
+def _cumprod_zeros_grad(g: Any, x: Any, d: int, result: Any, zero: Any) -> Any:
+    """cumprod's gradient where the input holds zeros: before a slice's first zero z1, the reversed cumsum of
+    output * grad (masked to that range) over the input; at z1, the product of the inputs before it times
+    sum_{z1 <= k < z2} grad_k prod_{z1 < j <= k} input_j; zero after it."""
+    nz = zero.cumsum(d)
+    before = nz == 0
+    w = (result * g).masked_fill(before.logical_not(), 0.0)
+    part1 = T.where(before, _rev_cumsum(w, d) / T.where(before, x, 1.0), 0.0)
+    upto_second = nz == 1
+    first = zero.logical_and(upto_second)
+    between = upto_second.logical_and(first.logical_not())
+    inner = (T.where(between, x, 1.0).cumprod(d) * g.masked_fill(upto_second.logical_not(), 0.0)).sum(d, keepdim=True)
+    n = x.shape[d]
+    prefix = T.cat([T.ones_like(result.narrow(d, 0, 1)), result.narrow(d, 0, n - 1)], d)  # output just before
+    return part1 + T.where(first, prefix * inner, 0.0)
 
 
 @rule("cummax", "cummin", saves="self.shape, dim, result1", outputs=(0,))

@@ -121,6 +121,9 @@ def test_data_parallel_without_accelerator_runs_module():
     x = tp.randn(4, 2)
     np.testing.assert_allclose(to_np(dp(x)), to_np(inner(x)))
     assert nn.parallel.DataParallel is nn.DataParallel
+    from torchplug.nn.parallel.data_parallel import DataParallel  # PyTorch's module path
+
+    assert DataParallel is nn.DataParallel
 
 
 # ---- SyncBatchNorm -----------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .modules.data_parallel import DataParallel
+from . import data_parallel  # noqa: F401
+from .data_parallel import DataParallel
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "data_parallel"]

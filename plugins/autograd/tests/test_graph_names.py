@@ -365,3 +365,28 @@ def test_unused_outputs_of_fused_nodes_get_zeros_on_the_outputs_device(use: str)
            "aminmax": lambda: tp.aminmax(x, dim=0)[1]}[use]()
     out.sum().backward()
     assert x.grad.device.type == "meta" and tuple(x.grad.shape) == X.shape
+
+
+@pytest.mark.parametrize("config", [{}, {"nonlinearity": "relu"}, {"bias": False}, {"num_layers": 2},
+                                    {"bidirectional": True}, {"num_layers": 2, "bidirectional": True}])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_rnn_graph_and_gradients_match_torch(config: dict[str, Any], unbatched: bool) -> None:
+    # ATen's CPU RNN: the input projection of the whole sequence, unbound into steps, addmm + add_ per step
+    seq = np.random.default_rng(3).standard_normal((5, 2, 4))
+    x_data = seq[:, 0] if unbatched else seq
+    models, trees, grads = [], [], []
+    for T in (torch, tp):
+        T.manual_seed(0)
+        models.append(T.nn.RNN(4, 3, dtype=T.float64, **config))
+    with tp.no_grad():
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            q.copy_(tp.tensor(p.detach().numpy()))
+    for T, model in zip((torch, tp), models):
+        x = T.tensor(x_data, requires_grad=True)
+        out, h_n = model(x)
+        trees.append((graph_tree(out.grad_fn, 12), graph_tree(h_n.grad_fn, 12)))
+        (out.sum() + (h_n * h_n).sum()).backward()
+        grads.append([x.grad.numpy()] + [p.grad.numpy() for p in model.parameters()])
+    assert trees[1] == trees[0]
+    for got, ref in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)

@@ -38,6 +38,24 @@ def _rnn_step(mode: str, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
+def _simple_layer_cpu(mode: str, inputs: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+                      reverse: bool) -> tuple[Any, Any]:
+    """One direction of an RNN_TANH/RNN_RELU layer as ATen's CPU FullLayer runs it (so the graph has its
+    nodes): the input projection of the whole sequence at once, unbound into steps, then per step
+    ``act(linear_hh(h).add_(x_w))``."""
+    steps = list(F.linear(inputs, w_ih, b_ih).unbind(0))
+    if reverse:
+        steps.reverse()
+    outs = []
+    for x_w in steps:
+        pre = F.linear(h, w_hh, b_hh).add_(x_w)
+        h = pre.tanh() if mode == "RNN_TANH" else pre.relu()
+        outs.append(h)
+    if reverse:
+        outs.reverse()
+    return torchplug.stack(outs, 0), h
+
+
 class RNNBase(Module):
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -117,9 +135,10 @@ class RNNBase(Module):
         mode = self.mode
         is_lstm = mode == "LSTM"
         batched = input.dim() == 3
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
+        batch_dim = 0 if self.batch_first else 1
+        if not batched:  # as torch: unbatched input gains its batch dim where batch_first puts it
+            input = input.unsqueeze(batch_dim)
+        if self.batch_first:
             input = input.transpose(0, 1)
         seq_len, batch = input.shape[0], input.shape[1]
         num_directions = 2 if self.bidirectional else 1
@@ -136,11 +155,18 @@ class RNNBase(Module):
             c0 = None
         layer_input = input
         h_n, c_n = [], []
+        simple_cpu = mode in ("RNN_TANH", "RNN_RELU") and input.device.type == "cpu" and seq_len > 0
+        h0s = h0.unbind(0) if simple_cpu else None  # ATen unpacks the hidden state with unbind
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(layer, direction)
+                if simple_cpu:
+                    out, h = _simple_layer_cpu(mode, layer_input, h0s[idx], w_ih, w_hh, b_ih, b_hh, direction == 1)
+                    outs.append(out)
+                    h_n.append(h)
+                    continue
                 h = h0[idx]
                 c = c0[idx] if is_lstm else None
                 steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
@@ -158,12 +184,12 @@ class RNNBase(Module):
         output = layer_input
         h_n_t = torchplug.stack(h_n, 0)
         c_n_t = torchplug.stack(c_n, 0) if is_lstm else None
+        if self.batch_first:
+            output = output.transpose(0, 1)
         if not batched:
-            output = output.squeeze(1)
+            output = output.squeeze(batch_dim)
             h_n_t = h_n_t.squeeze(1)
             c_n_t = c_n_t.squeeze(1) if is_lstm else None
-        elif self.batch_first:
-            output = output.transpose(0, 1)
         return (output, (h_n_t, c_n_t)) if is_lstm else (output, h_n_t)
 
 

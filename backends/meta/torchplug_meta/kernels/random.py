@@ -116,4 +116,4 @@ def cauchy_(self: C.Tensor, median: float = 0.0, sigma: float = 1.0, generator: 
 
 @TABLE.impl("aten::poisson")
 def poisson(self: C.Tensor, generator: Any = None) -> C.Tensor:
-    return C.new(C.shape(self), self._dtype)
+    return C.new_like(self)  # torch's meta poisson keeps the input's layout (its cpu kernel does not)

@@ -606,6 +606,7 @@ def _normal(dtype: str) -> Iterator[SampleInput]:
 def _random(dtype: str) -> Iterator[SampleInput]:
     yield S((T((3, 4)), 0, 2), name="from_to")
     yield S((T((3, 4), noncontig=True), 2), name="to_noncontig")
+    yield S((T((3, 4)),), name="default")
 
 
 def _bernoulli(dtype: str) -> Iterator[SampleInput]:
@@ -616,6 +617,37 @@ def _bernoulli(dtype: str) -> Iterator[SampleInput]:
 def _bernoulli_(dtype: str) -> Iterator[SampleInput]:
     yield S((T((3, 4)), 0.3), name="p")
     yield S((T((3, 4), noncontig=True),), name="default_noncontig")
+    yield S((T((3, 4)), T((4,), dtype="float64", low=0, high=1)), name="tensor_p")
+
+
+def _bernoulli_p(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4)), 0.3), name="p")
+    yield S((T((2, 5), noncontig=True), 0.7), name="p_noncontig")
+
+
+def _exponential_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4)),), name="default")
+    yield S((T((3, 4), noncontig=True), 2.5), name="lambd_noncontig")
+
+
+def _geometric_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4)), 0.3), name="p")
+    yield S((T((3, 4), noncontig=True), 0.8), name="p_noncontig")
+
+
+def _log_normal_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4)),), name="default")
+    yield S((T((3, 4), noncontig=True), 0.5, 0.25), name="mean_std_noncontig")
+
+
+def _cauchy_(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4)),), name="default")
+    yield S((T((3, 4), noncontig=True), -1.0, 0.5), name="median_sigma_noncontig")
+
+
+def _poisson(dtype: str) -> Iterator[SampleInput]:
+    yield S((T((3, 4), low=0, high=30),), name="rates")
+    yield S((T((3, 4), low=0, high=5, noncontig=True),), name="noncontig")
 
 
 def _multinomial(dtype: str) -> Iterator[SampleInput]:
@@ -792,10 +824,18 @@ FACTORY_OPS = [
 RANDOM_OPS = [
     OpInfo("uniform_", _uniform, dtypes=FLOATING, op="Tensor.uniform_", aten=("uniform_",), random=True),
     OpInfo("normal_", _normal, dtypes=FLOATING, op="Tensor.normal_", aten=("normal_",), random=True),
-    OpInfo("random_", _random, dtypes=REAL, op="Tensor.random_", aten=("random_.from",), random=True),
+    OpInfo("random_", _random, dtypes=REAL, op="Tensor.random_", aten=("random_.from", "random_"), random=True),
     OpInfo("bernoulli", _bernoulli, dtypes=FLOATING, aten=("bernoulli",), random=True),
-    OpInfo("bernoulli_", _bernoulli_, dtypes=FLOATING + ("int64",), op="Tensor.bernoulli_", aten=("bernoulli_.float",),
+    OpInfo("bernoulli_", _bernoulli_, dtypes=FLOATING + ("int64",), op="Tensor.bernoulli_",
+           aten=("bernoulli_.float", "bernoulli_.Tensor"), random=True),
+    OpInfo("Tensor.bernoulli", _bernoulli_p, dtypes=FLOATING, op="Tensor.bernoulli", aten=("bernoulli.p",), random=True),
+    OpInfo("exponential_", _exponential_, dtypes=FLOATING, op="Tensor.exponential_", aten=("exponential_",),
            random=True),
+    OpInfo("geometric_", _geometric_, dtypes=FLOATING + ("int64",), op="Tensor.geometric_", aten=("geometric_",),
+           random=True),
+    OpInfo("log_normal_", _log_normal_, dtypes=FLOATING, op="Tensor.log_normal_", aten=("log_normal_",), random=True),
+    OpInfo("cauchy_", _cauchy_, dtypes=FLOATING, op="Tensor.cauchy_", aten=("cauchy_",), random=True),
+    OpInfo("poisson", _poisson, dtypes=FLOATING, aten=("poisson",), random=True),
     OpInfo("multinomial", _multinomial, dtypes=("float32", "float64"), aten=("multinomial",), random=True),
 ]
 

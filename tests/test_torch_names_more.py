@@ -617,3 +617,16 @@ def test_untyped_storage_queries():
     assert s.data_ptr() != a.clone().untyped_storage().data_ptr()
     assert len(s) == len(s_ref) == s.size() == s_ref.size() == 24
     assert s.element_size() == s_ref.element_size() == 1
+
+
+def test_compositions_on_meta():
+    def meta(*shape):
+        return tp.empty(*shape, device="meta"), torch.empty(*shape, device="meta")
+
+    a, at = meta(2, 3, 3)
+    for ours, theirs in ((tp.matrix_exp(a), torch.matrix_exp(at)), (tp.cholesky_inverse(a), torch.cholesky_inverse(at)),
+                         (tp.hann_window(5, device="meta"), torch.hann_window(5, device="meta")),
+                         (tp.mvlgamma(a + 3, 2), torch.mvlgamma(at + 3, 2))):
+        assert ours.device.type == "meta" and tuple(ours.shape) == tuple(theirs.shape)
+    x, xt = meta(10)
+    _raises_like(lambda: tp.histogram(x, 3), lambda: torch.histogram(xt, 3))

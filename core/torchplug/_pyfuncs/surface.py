@@ -464,10 +464,15 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 # ---- histograms --------------------------------------------------------------------------------------------
 def _check_histogram_input(name: str, input: Tensor) -> None:
+    from .._backends import backend_for
+
     if not input.dtype.is_floating_point:
         from .._composites import scalar_type_name
 
         raise NotImplementedError(f'"histogramdd" not implemented for \'{scalar_type_name(input.dtype)}\'')
+    if not backend_for(input.device.type).has_data:  # NotImplementedError, as torch's missing Meta kernel
+        raise NotImplementedError(f"torch.{name}: the bin counts depend on the values, which a "
+                                  f"{input.device.type} tensor does not have; compute it on a device with data")
 
 
 def _edges(input: Tensor, bins: int, rng: Any) -> Tensor:

@@ -630,3 +630,17 @@ def test_compositions_on_meta():
         assert ours.device.type == "meta" and tuple(ours.shape) == tuple(theirs.shape)
     x, xt = meta(10)
     _raises_like(lambda: tp.histogram(x, 3), lambda: torch.histogram(xt, 3))
+
+
+def test_lu_and_triangular_solve_gradients_match_torch():
+    a, b = _mats(4, 4), _mats(4, 2, seed=11)
+    x, y = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    bx, by = tp.tensor(b, requires_grad=True), torch.tensor(b, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P, L, U = tp.lu_unpack(*tp.lu(x))
+        Pt, Lt, Ut = torch.lu_unpack(*torch.lu(y))
+        (L.sum() + U.pow(2).sum() + tp.triangular_solve(bx, x).solution.sum()).backward()
+        (Lt.sum() + Ut.pow(2).sum() + torch.triangular_solve(by, y).solution.sum()).backward()
+    _close(x.grad, y.grad, rtol=1e-9, atol=1e-10)
+    _close(bx.grad, by.grad, rtol=1e-9, atol=1e-10)

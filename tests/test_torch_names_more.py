@@ -644,3 +644,8 @@ def test_lu_and_triangular_solve_gradients_match_torch():
         (Lt.sum() + Ut.pow(2).sum() + torch.triangular_solve(by, y).solution.sum()).backward()
     _close(x.grad, y.grad, rtol=1e-9, atol=1e-10)
     _close(bx.grad, by.grad, rtol=1e-9, atol=1e-10)
+
+
+def test_inplace_function_refuses_non_tensors():
+    _raises_like(lambda: tp.abs_(1), lambda: torch.abs_(1), match="abs_\\(\\): argument 'input' \\(position 1\\) must be Tensor")
+    _raises_like(lambda: tp.sigmoid_([1.0]), lambda: torch.sigmoid_([1.0]))

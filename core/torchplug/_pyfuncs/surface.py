@@ -684,6 +684,8 @@ _INPLACE_FUNCTIONS = (
 
 def _inplace_function(name: str) -> Callable[..., Any]:
     def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return getattr(input, name)(*args, **kwargs)
 
     function.__name__ = name

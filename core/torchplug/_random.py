@@ -39,6 +39,17 @@ _STATE_BYTES = _LEGACY_BYTES + _FLOAT_TAIL.size  # 5056
 
 def _init_genrand(seed: int) -> np.ndarray:
     """mt19937's init_genrand from the low 32 bits of ``seed`` (at::mt19937::init_with_uint32)."""
+    if seed == _DEFAULT_SEED and _DEFAULT_KEY is not None:
+        return _DEFAULT_KEY.copy()
+    seeding = getattr(_SEEDER, "_legacy_seeding", None)
+    if seeding is not None:  # NumPy's C init_genrand (a private method: the loop below where it is gone)
+        with _SEEDER_LOCK:
+            seeding(seed & 0xFFFF_FFFF)
+            return np.array(_SEEDER.state["state"]["key"], dtype=np.uint32)
+    return _init_genrand_py(seed)
+
+
+def _init_genrand_py(seed: int) -> np.ndarray:
     key = [0] * _N
     x = seed & 0xFFFF_FFFF
     key[0] = x
@@ -46,6 +57,12 @@ def _init_genrand(seed: int) -> np.ndarray:
         x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFF_FFFF
         key[j] = x
     return np.array(key, dtype=np.uint32)
+
+
+_SEEDER = np.random.MT19937(0)  # one bit generator reused for seeding (creating one costs ~0.1 ms)
+_SEEDER_LOCK = threading.Lock()
+_DEFAULT_KEY: np.ndarray | None = None
+_DEFAULT_KEY = _init_genrand(_DEFAULT_SEED)  # every torchplug.Generator() starts here
 
 
 def _as_seed(seed: Any) -> int:

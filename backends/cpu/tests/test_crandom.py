@@ -109,3 +109,8 @@ def test_randperm_is_a_permutation():
         out = np.empty(n, np.int64)
         C.randperm(_key(), 624, out)
         assert sorted(out.tolist()) == list(range(n))
+
+
+def test_fast_seeding_is_init_genrand():
+    for seed in (0, 1, 5489, 2**31, 2**32 - 1, 2**32 + 7, 2**64 - 1, R._DEFAULT_SEED):
+        assert np.array_equal(R._init_genrand(seed), R._init_genrand_py(seed)), seed

@@ -43,7 +43,7 @@ def _store(self, values) -> None:
     data = self._data
     check_internal_overlap(data)
     view = S.order_view(data)
-    if data.dtype.itemsize == 2 and data.dtype.kind != "i" and values.dtype.itemsize == 8:
+    if self._dtype.name in ("float16", "bfloat16") and values.dtype.itemsize == 8:
         # c10::Half/BFloat16 are built from a float: a double or int64 value is rounded to float first
         values = values.astype(H.float32)
     np.copyto(view, np.asarray(values).reshape(view.shape), casting="unsafe")
@@ -56,8 +56,6 @@ def _host(arr) -> Any:
 
 def _contiguous(data) -> bool:
     return data.flags.c_contiguous
-
-
 
 
 def _check_float(op: str, dtype: D.dtype) -> None:

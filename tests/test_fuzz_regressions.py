@@ -897,6 +897,22 @@ MORE_FUZZ = {
         (L.tensor([4, 3, 3]),), L.tensor(False), accumulate=True)),
     "getitem_no_element_no_bound": lambda L: _shape_dtype(L.zeros(2, 0)[L.tensor([5]), :]),
     "getitem_bound_still_checked": lambda L: L.zeros(2, 3)[L.tensor([5]), :],
+    # index_put checks the value's shape before the kernel checks the bounds
+    "index_put_value_shape_before_bounds": lambda L: L.zeros(3, 5, 3, dtype=L.int64).index_put(
+        (L.tensor(3),), L.ones(4, 5, 3, dtype=L.int64)),
+    "index_put_bounds_after_value_shape": lambda L: L.zeros(3, 5, 3).index_put((L.tensor(3),), L.ones(5, 3)),
+    "index_put_value_shape_mask_accumulate": lambda L: L.zeros(3, 2).index_put(
+        (L.tensor([True, False, True]),), L.ones(2, 2), accumulate=True),
+    # stack wraps the dim before comparing the sizes; bmm of no element returns zeros before comparing dtypes
+    "stack_dim_before_sizes": lambda L: L.stack([L.zeros(0, dtype=L.bool), L.tensor([True])], 2),
+    "stack_sizes_refused": lambda L: L.stack([L.zeros(0), L.ones(1)], 1),
+    "bmm_empty_inner_mixed_dtypes": lambda L: _shape_dtype(L.bmm(L.zeros(1, 4, 0, dtype=L.int16),
+                                                                 L.zeros(1, 0, 4, dtype=L.int8))),
+    "bmm_empty_batch_mixed_dtypes": lambda L: _shape_dtype(L.bmm(L.zeros(0, 4, 2, dtype=L.int16),
+                                                                 L.zeros(0, 2, 4, dtype=L.int8))),
+    "bmm_mixed_dtypes_refused": lambda L: L.bmm(L.zeros(1, 4, 2, dtype=L.int16), L.zeros(1, 2, 4, dtype=L.int8)),
+    "matmul_empty_batch_mixed_dtypes": lambda L: _shape_dtype(L.matmul(
+        L.zeros(0, 1, 1, 1, dtype=L.int32).expand(0, 2, 1, 4), L.ones(2, 4, 1, dtype=L.int16))),
     # atan2's gradient where self^2 + other^2 is 0 is a signed zero (torch 2.13's atan2_backward)
     "issue_atan2_grad_origin": _g([-0.0], lambda L, x: L.atan2(x, L.tensor([-0.0]))),
     "atan2_grad_other_origin": _g([0.0], lambda L, x: L.atan2(L.tensor([0.0]), x)),

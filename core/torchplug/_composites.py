@@ -454,12 +454,12 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0].shape
+    d = _wrap_dim(dim, len(first) + 1)  # (torch wraps the dim against the first tensor before comparing sizes)
     for i, t in enumerate(tensors):
         if t.shape != first:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and {list(t.shape)} at entry {i}"
             )
-    d = _wrap_dim(dim, len(first) + 1)
     return A.cat([A.unsqueeze(t, d) for t in tensors], d)
 
 

@@ -466,15 +466,19 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
             np.copyto(data, C.scalar_to(_host(values).item(), self._dtype), where=mask, casting="unsafe")
             return
     parts, _ = _index_tuple(self, indices)  # (the indices' own checks come first in PyTorch too)
-    _check_indexed_empty(data, parts, _check_broadcast(parts))
+    shape = _check_broadcast(parts)
+    _check_indexed_empty(data, parts, shape)
     if values._dtype is not self._dtype:
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match, got {CP.scalar_type_name(self._dtype)} for "
             f"the destination and {CP.scalar_type_name(values._dtype)} for the source."
         )
-    parts = _check_int_bounds(data, parts)
+    # the value's shape is checked against the result's before the kernel checks the bounds (in-range
+    # stand-ins give that shape)
+    probe = _empty_parts(parts, shape) if shape is not None and 0 in shape else tuple(
+        p if p.__class__ is slice or p.dtype == np.bool_ else np.zeros_like(p) for p in parts)
     vals = _host(values)
-    target_shape = data[parts].shape
+    target_shape = data[probe].shape
     try:
         np.broadcast_shapes(vals.shape, target_shape)
         if np.broadcast_shapes(vals.shape, target_shape) != target_shape:
@@ -484,6 +488,7 @@ def _index_put_into(self: Tensor, indices: Any, values: Tensor, accumulate: bool
             f"shape mismatch: value tensor of shape {list(vals.shape)} cannot be broadcast to indexing result of shape "
             f"{list(target_shape)}"
         ) from None
+    parts = _check_int_bounds(data, parts)
     # (PyTorch only warns for an expanded self here; the core issues that warning.)
     if accumulate:
         np.add.at(data, parts, vals)

@@ -88,6 +88,8 @@ def bmm(self, mat2):
         )
     if self._dtype in D.FLOAT8_DTYPES:
         raise _not_implemented("bmm", self._dtype)
+    if a.size == 0 or b.size == 0:  # bmm_out_cpu returns zeros (in batch2's dtype) before comparing dtypes
+        return _wrap(np.zeros((a.shape[0], a.shape[1], b.shape[2]), mat2._dtype.numpy_dtype))
     if self._dtype is not mat2._dtype:
         raise RuntimeError(
             f"expected scalar type {CP.scalar_type_name(self._dtype)} but found {CP.scalar_type_name(mat2._dtype)}"

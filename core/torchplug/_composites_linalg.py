@@ -265,16 +265,44 @@ def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
                 f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
                 f"{list(tensors[i + 1].shape)} cannot be multiplied"
             )
-    out = mats[0]
-    for m in mats[1:]:
-        out = A.mm(out, m)
-    if first.dim() == 1 and last.dim() == 1:
-        return A.reshape(out, [])
-    if first.dim() == 1:
-        return A.reshape(out, [out.shape[1]])
-    if last.dim() == 1:
-        return A.reshape(out, [out.shape[0]])
-    return out
+    # ATen's order of products (the cheaper parenthesization for 3, the matrix-chain order beyond), so
+    # values round and the graph nests as torch's; the result is viewed to the output shape
+    if n == 2:
+        out = A.mm(mats[0], mats[1])
+    elif n == 3:
+        a, b, c, d = mats[0].shape[0], mats[1].shape[0], mats[2].shape[0], mats[2].shape[1]
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            out = A.mm(mats[0], A.mm(mats[1], mats[2]))
+        else:
+            out = A.mm(A.mm(mats[0], mats[1]), mats[2])
+    else:
+        out = _chain_multiply(mats, _matrix_chain_order(mats), 0, n - 1)
+    shape = ([] if first.dim() == 1 else [out.shape[0]]) + ([] if last.dim() == 1 else [out.shape[1]])
+    return A.view(out, shape)
+
+
+def _matrix_chain_order(mats: Sequence[Tensor]) -> list[list[int]]:
+    """ATen's matrix_chain_order: split[i][j] is where the cheapest product of mats[i..j] splits."""
+    n = len(mats)
+    p = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None  # type: ignore[call-overload]
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_multiply(mats: Sequence[Tensor], split: list[list[int]], i: int, j: int) -> Tensor:
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return A.mm(_chain_multiply(mats, split, i, k), _chain_multiply(mats, split, k + 1, j))
 
 
 def _cpp(dtype: D.dtype) -> str:

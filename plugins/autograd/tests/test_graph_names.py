@@ -127,6 +127,8 @@ GRAPH_CASES = {
     "diag_1d": (lambda T, x: T.diag(x[0], 1), (X,)),
     "matrix_power_0": (lambda T, x: T.matrix_power(x[:4, :4], 0), (X,)),
     "matrix_power_5": (lambda T, x: T.matrix_power(x[:4, :4], 5), (X,)),
+    "multi_dot_chain": (lambda T, x, y: T.linalg.multi_dot([x[:, :2], y[:2], x.t(), y[:, :1]]), (X, Y)),
+    "multi_dot_vectors": (lambda T, x, y: T.linalg.multi_dot([x[0, :4], y[:4], x.t(), y[0, :4]]), (X, Y)),
 }
 
 
@@ -160,7 +162,7 @@ OPINFO_OPS = (
     "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
-    "inner", "unflatten", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "inner", "unflatten", "linalg.multi_dot", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 

@@ -649,3 +649,11 @@ def test_lu_and_triangular_solve_gradients_match_torch():
 def test_inplace_function_refuses_non_tensors():
     _raises_like(lambda: tp.abs_(1), lambda: torch.abs_(1), match="abs_\\(\\): argument 'input' \\(position 1\\) must be Tensor")
     _raises_like(lambda: tp.sigmoid_([1.0]), lambda: torch.sigmoid_([1.0]))
+
+
+def test_inplace_special_functions_refuse_integer_self():
+    for name, args in (("polygamma_", (1,)), ("mvlgamma_", (1,)), ("i0_", ())):
+        _raises_like(lambda: getattr(tp.tensor([1, 2]), name)(*args), lambda: getattr(torch.tensor([1, 2]), name)(*args),
+                     match="can't be cast to the desired output type")
+    with pytest.raises(RuntimeError, match="mvlgamma: result type Long can't be cast to the desired output type Float"):
+        tp.tensor([1, 2]).mvlgamma_(1)

@@ -64,7 +64,11 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 
 
 def _polygamma_(self: Tensor, n: int) -> Tensor:
-    return self.copy_(A.polygamma(n, self))
+    from .._composites import check_castable
+
+    result = A.polygamma(n, self)
+    check_castable(result.dtype, self.dtype)  # an integer self cannot hold the float result
+    return self.copy_(result)
 
 
 def frexp(input: Tensor, *, out: Any = None) -> Any:
@@ -92,6 +96,12 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 
 
 def _mvlgamma_(self: Tensor, p: int) -> Tensor:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        from .._composites import scalar_type_name
+
+        # PyTorch's wording, which names the two types the other way round
+        raise RuntimeError(f"mvlgamma: result type {scalar_type_name(self.dtype)} can't be cast to the desired output "
+                           f"type {scalar_type_name(D.get_default_dtype())}")
     return self.copy_(mvlgamma(self, p))
 
 

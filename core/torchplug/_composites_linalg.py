@@ -641,11 +641,12 @@ def linalg_matrix_norm(self: Tensor, ord: Any, dim: Sequence[int] = (-2, -1), ke
         else:
             r = A.amax(sv, [-1]) if ord == 2 else A.amin(sv, [-1])
         return _keep(r, (d0, d1), keepdim)
-    # 1 / inf: max column / row sum of |x|
+    # 1 / inf: max column / row sum of |x|, as ATen: the 1-norm over one dim, then amax/amin over the other
     sum_dim, red_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
-    sums = A.sum(A.abs(x), [sum_dim], True)
-    r = A.amax(sums, [red_dim], True) if ord > 0 else A.amin(sums, [red_dim], True)
-    return r if keepdim else A.squeeze(r, [d0, d1])
+    if not keepdim and sum_dim < red_dim:
+        red_dim -= 1  # the first reduction removed a dim in front of it
+    sums = A.linalg_vector_norm(x, 1.0, [sum_dim], keepdim)
+    return A.amax(sums, [red_dim], keepdim) if ord > 0 else A.amin(sums, [red_dim], keepdim)
 
 
 def linalg_norm(self: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:

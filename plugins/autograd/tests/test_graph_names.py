@@ -162,7 +162,7 @@ OPINFO_OPS = (
     "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
-    "inner", "unflatten", "linalg.multi_dot", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 

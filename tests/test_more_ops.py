@@ -727,3 +727,15 @@ def test_ldexp_gradients():
     tr.sum().backward()
     _same(x.grad, tx.grad, rtol=1e-12)
     _same(e.grad, te.grad, rtol=1e-12)
+
+
+def test_logcumsumexp_half_rounds_once_and_complex_agrees_up_to_2_pi_i():
+    a = np.array([1.0, 2.0, 3.0, -0.5, 4.25])
+    _same(tp.logcumsumexp(tp.tensor(a).half(), 0), torch.logcumsumexp(torch.tensor(a).half(), 0), rtol=0, atol=0)
+    _same(tp.logcumsumexp(tp.tensor(a).bfloat16(), 0).float(), torch.logcumsumexp(torch.tensor(a).bfloat16(), 0).float(),
+          rtol=0, atol=0)
+    # the scan groups the terms as a tree, not left to right: each partial sum is a logarithm of the
+    # same value, but its imaginary part may differ from torch's by a multiple of 2*pi
+    z = RNG.standard_normal(7) + 1j * RNG.standard_normal(7) * 3
+    ours, theirs = tp.logcumsumexp(tp.tensor(z), 0).numpy(), torch.logcumsumexp(torch.tensor(z), 0).numpy()
+    np.testing.assert_allclose(np.exp(ours), np.exp(theirs), rtol=1e-10)

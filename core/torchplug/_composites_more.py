@@ -80,6 +80,8 @@ def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     d = _wrap_dim(dim, self.dim())
     if self.dim() == 0:
         return A.clone(self)
+    if self._dtype in (D.float16, D.bfloat16):  # in float32 and rounded once, as ATen's scan does
+        return A._to_copy(logcumsumexp(A._to_copy(self, dtype=D.float32), d), dtype=self._dtype)
     n = self.shape[d]
     result = A.clone(self)
     step = 1

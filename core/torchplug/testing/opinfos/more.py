@@ -164,7 +164,7 @@ def _resize_(dtype: str) -> Iterator[SampleInput]:
     yield S((T((2, 3)), (2, 2)), name="smaller")
 
 
-_SCAN_DTYPES = ("float32", "float64")
+_SCAN_DTYPES = FLOAT_DTYPES  # (complex: equal to torch's up to 2*pi*i in the imaginary part, see test_more_ops)
 
 OPS = [
     *(OpInfo(n, _special_binary, dtypes=REAL_NUMERIC, aten=(n,), supports_out=True, tolerances=TOL)

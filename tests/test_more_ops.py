@@ -739,3 +739,19 @@ def test_logcumsumexp_half_rounds_once_and_complex_agrees_up_to_2_pi_i():
     z = RNG.standard_normal(7) + 1j * RNG.standard_normal(7) * 3
     ours, theirs = tp.logcumsumexp(tp.tensor(z), 0).numpy(), torch.logcumsumexp(torch.tensor(z), 0).numpy()
     np.testing.assert_allclose(np.exp(ours), np.exp(theirs), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("idx", [[1, 7], [1, -1]])
+def test_embedding_bag_out_of_range_index_errors(dtype, mode, idx):
+    _same_error(lambda: F.embedding_bag(tp.tensor(idx), tp.ones(4, 3, dtype=getattr(tp, dtype)), tp.tensor([0]), mode=mode),
+                lambda: TF.embedding_bag(torch.tensor(idx), torch.ones(4, 3, dtype=getattr(torch, dtype)),
+                                         torch.tensor([0]), mode=mode))
+
+
+def test_max_unpool_invalid_index_error():
+    for nd in (2, 3):
+        shape = (1, 1) + (2,) * nd
+        _same_error(lambda: getattr(F, f"max_unpool{nd}d")(tp.ones(*shape), tp.full(shape, 99), 2),
+                    lambda: getattr(TF, f"max_unpool{nd}d")(torch.ones(*shape), torch.full(shape, 99), 2))

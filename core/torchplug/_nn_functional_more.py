@@ -121,10 +121,26 @@ def _unpool(input: Tensor, indices: Tensor, out_size: list[int], name: str) -> T
         if top >= plane or bottom < 0:
             bad = top if top >= plane else bottom
             raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                               f"{'x'.join(str(s) for s in out_size)}")
+                               f"{'x'.join(str(s) for s in out_size)})")
     zeros = A.zeros(lead + [plane], dtype=input._dtype, device=input._device)
     out = A["scatter.src"](zeros, len(lead), flat_idx, flat_in)
     return A.reshape(out, lead + out_size)
+
+
+def _check_bag_indices(input: Tensor, num_weights: int, fast: bool) -> None:
+    """torch's embedding_bag index checks: the first index outside [0, num_weights) is named, in the
+    words of the kernel torch picks (``fast``: its sum/mean kernel for float32 and half weights)."""
+    if input.is_meta or not input.numel():
+        return
+    flat = A.reshape(input, [-1])
+    bad = A.logical_or(A["lt.Tensor"](flat, 0), A["ge.Tensor"](flat, num_weights))
+    if bool(A.any(bad).item()):
+        where = int(A.argmax(A._to_copy(bad, dtype=D.int64)).item())
+        value = int(A.select(flat, 0, where).item())
+        if fast:
+            raise RuntimeError(f"Index {where} of input takes value {value} which is not in the valid range "
+                               f"[0, {num_weights})")
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {value}")
 
 
 def _torch_name(dt: D.dtype) -> str:
@@ -225,6 +241,7 @@ def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_
     out_shape = [max(bags, 0), dim]
     if bags <= 0 or input.numel() == 0:
         return A.zeros(out_shape, dtype=weight._dtype, device=weight._device)
+    _check_bag_indices(input, num_weights, fast=mode != "max" and weight._dtype is not D.float64)
     positions = A["arange.start_step"](0, input.numel(), 1, dtype=D.int64, device=input._device)
     starts = A.narrow(A._to_copy(offsets, dtype=D.int64), 0, 0, bags)
     bag = A.sub(A["searchsorted.Tensor"](starts, positions, right=True), 1)
@@ -237,8 +254,9 @@ def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_
     if per_sample_weights is not None:
         rows = A.mul(rows, A.unsqueeze(A.index_select(per_sample_weights, 0, chosen), 1))
     zeros = A.zeros(out_shape, dtype=weight._dtype, device=weight._device)
-    if mode == "max":
-        return A.index_reduce(zeros, 0, bag, rows, "amax", include_self=False)
+    if mode == "max":  # (scatter_reduce, not index_reduce: that one warns it is in beta)
+        expanded = A.expand(A.unsqueeze(bag, 1), list(rows.shape))
+        return A["scatter_reduce.two"](zeros, 0, expanded, rows, "amax", include_self=False)
     total = A.index_add(zeros, 0, bag, rows)
     if mode == "sum":
         return total

@@ -39,6 +39,10 @@ def _unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
     return _fresh(A.view(self, size))
 
 
+def diagonal_copy(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return _contiguous_copy(A.diagonal(self, offset, dim1, dim2))
+
+
 def _reshape_alias(self: Tensor, size: Sequence[int], stride: Sequence[int]) -> Tensor:
     return A.as_strided(self, list(size), list(stride), self.storage_offset())
 
@@ -387,7 +391,7 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     if n == 1:
         return A.diag_embed(self, diagonal, 0, 1)  # as ATen: one DiagEmbedBackward0 node
     if n == 2:
-        return _contiguous_copy(A.diagonal(self, diagonal, 0, 1))
+        return A.diagonal_copy(self, diagonal, 0, 1)  # as ATen: DiagonalBackward0_copy
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
 
 
@@ -517,6 +521,7 @@ def bucketize(self: Tensor, boundaries: Tensor, out_int32: bool = False, right: 
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "_unsafe_view": ("CompositeExplicitAutograd", _unsafe_view),
     "_reshape_alias": ("CompositeExplicitAutograd", _reshape_alias),
+    "diagonal_copy": ("CompositeExplicitAutograd", diagonal_copy),
     "movedim.intlist": ("CompositeImplicitAutograd", movedim),
     "unflatten.int": ("CompositeImplicitAutograd", unflatten),
     "broadcast_to": ("CompositeImplicitAutograd", broadcast_to),

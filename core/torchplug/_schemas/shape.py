@@ -14,6 +14,8 @@ ROWS = (
     "_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
     # reshape of a non-contiguous tensor that is still viewable: a view recorded as ReshapeAliasBackward0
     "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a) | view",
+    # the diagonal as a new tensor (diag of a matrix): recorded as DiagonalBackward0_copy, as PyTorch's
+    "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
     "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a) | view composite",
     "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a) | view composite",
     "broadcast_tensors(Tensor[] tensors) -> Tensor[] | view composite",

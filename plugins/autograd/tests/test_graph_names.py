@@ -162,7 +162,7 @@ OPINFO_OPS = (
     "linalg.eigvalsh", "clamp_min", "clamp_max", "nn.functional.normalize", "nn.functional.cosine_similarity",
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
-    "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
 )
 
 
@@ -242,6 +242,8 @@ LOSS_CASES = {
     "kl_div": (lambda T, x, p: _F(T).kl_div(x, p, reduction="batchmean"), (X, P)),
     "matrix_power": (lambda T, x: T.matrix_power(x[:4, :4], 6), (X,)),
     "cross": (lambda T, x, y: T.linalg.cross(x[:, :3], y[:, :3]), (X, Y)),
+    "diag_of_matrix": (lambda T, x: T.diag(x, -1) * T.arange(3.0, dtype=T.float64), (X,)),
+    "diagonal_copy": (lambda T, x: T.diagonal_copy(x.view(2, 2, 5), 1, 1, 2).exp(), (X,)),
     "split_pieces": (lambda T, x: T.cat([p * (k + 1) for k, p in enumerate(x.split(2, 1))], 1), (X,)),
     "split_one_piece_used": (lambda T, x: x.split([1, 3], 0)[1] * 2, (X,)),
     "chunk_uneven": (lambda T, x: x.chunk(3, 1)[2].exp(), (X,)),

@@ -27,6 +27,12 @@ def _unsafe_view(n, g, shape):
     return (g.reshape(list(shape)),)
 
 
+@rule("diagonal_copy", saves="self.shape, offset, dim1, dim2")
+def diagonal_copy(n, g, shape, offset, dim1, dim2):
+    # diagonal's formula: the gradient written into the diagonal of zeros
+    return (_new_zeros(g, shape).diagonal_scatter(g, offset, dim1, dim2),)
+
+
 @rule("stack", saves="dim")
 def stack(n, g, dim):
     # PyTorch's stack_tensors_backward: the k-th slice of the gradient along the new dim

@@ -30,6 +30,7 @@ NAMES: dict[str, str] = {
     "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
     "linalg_cholesky": "LinalgCholeskyExBackward0", "linalg_svdvals": "LinalgSvdBackward0",
     "linalg_eigvalsh": "LinalgEighBackward0", "square": "PowBackward0",
+    "diagonal_copy": "DiagonalBackward0_copy",  # the name of the view_copy variants PyTorch generates
 }
 
 # PyTorch's k in <Name>Backward<k> where it is not 0 (from derivatives.yaml's order of overloads).

@@ -755,3 +755,18 @@ def test_max_unpool_invalid_index_error():
         shape = (1, 1) + (2,) * nd
         _same_error(lambda: getattr(F, f"max_unpool{nd}d")(tp.ones(*shape), tp.full(shape, 99), 2),
                     lambda: getattr(TF, f"max_unpool{nd}d")(torch.ones(*shape), torch.full(shape, 99), 2))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(3, 2).index_reduce(0, L.tensor([5]), L.ones(1, 2), "prod"),
+    lambda L: L.ones(3, 2).index_reduce(0, L.tensor([-1]), L.ones(1, 2), "prod"),
+    lambda L: L.ones(3, 2).index_reduce(0, L.tensor([[0]]), L.ones(1, 2), "prod"),
+    lambda L: L.tensor(2.0).index_reduce(0, L.tensor([0]), L.tensor([3.0]), "prod"),
+    lambda L: L.ones(3, 2).index_reduce(0, L.tensor([0]), L.ones(1, 3), "prod"),
+    lambda L: L.diff(L.ones(2, 3), dim=0, prepend=L.ones(1, 2)),
+    lambda L: L.logcumsumexp(L.tensor([1.0, 2.0]), 0, out=L.empty(2, dtype=L.float64)),
+    lambda L: L.dist(L.ones(2), L.zeros(2), 1 + 1j),
+])
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_more_errors_match_torch(call):
+    _same_error(lambda: call(tp), lambda: call(torch))

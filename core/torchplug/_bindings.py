@@ -77,6 +77,8 @@ _NO_FUNCTION = {"slice", "linalg_vector_norm", "unfold", "bernoulli_", "cauchy_"
 _NO_METHOD = {"slice", "linalg_vector_norm", "combinations", "poisson"}
 # aten's namespaced ops (special_i1, linalg_det, fft_fft) are torch.special.i1 & co., never torch.<name>
 _NAMESPACED = ("special_", "linalg_", "fft_")
+# torch's view-copy ops (diagonal_copy, expand_copy...) are functions only; index_copy/narrow_copy are methods too
+_FUNCTION_ONLY_SUFFIX, _COPY_METHODS = "_copy", frozenset({"index_copy", "narrow_copy"})
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
@@ -112,7 +114,9 @@ def _generated() -> None:
                 entry, display=name, first_name="input" if first == "self" else None, out_entry=out_entry,
                 func_name=name, numbers=numbers, combination_errors=combination,
             )
-        if first == "self" and name not in _NOT_METHODS and name not in _NO_METHOD and not name.startswith(_NAMESPACED):
+        view_copy = name.endswith(_FUNCTION_ONLY_SUFFIX) and name not in _COPY_METHODS
+        if (first == "self" and name not in _NOT_METHODS and name not in _NO_METHOD and not view_copy
+                and not name.startswith(_NAMESPACED)):
             setattr(Tensor, name, build_entry(entry, display=name, func_name=name, numbers=numbers,
                                               combination_errors=combination, method=True))
             inplace = DISPATCHER.find(f"aten::{name}_" + (f".{entry.schema.overload_name}" if entry.schema.overload_name else ""))

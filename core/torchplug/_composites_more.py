@@ -60,6 +60,8 @@ def ldexp(self: Tensor, other: Tensor) -> Tensor:
 # ---- reductions and scans ------------------------------------------------------------------------------
 def dist(self: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     """``norm(self - other, p)`` (ATen: at::norm of the difference)."""
+    if isinstance(p, complex):
+        raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     diff = A.sub(self, other)
     if _category(diff._dtype) < _FLOAT:
         raise RuntimeError(
@@ -103,6 +105,16 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
         if extra is not None and extra.dim() != self.dim():
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     d = _wrap_dim(dim, self.dim())
+    for extra in (prepend, append):
+        if extra is None:
+            continue
+        for i in range(self.dim()):
+            if i != d and extra.shape[i] != self.shape[i]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of input except along the "
+                    f"differencing dimension; input.size({i}) = {self.shape[i]}, but got tensor.size({i}) = "
+                    f"{extra.shape[i]}"
+                )
     if prepend is not None or append is not None:
         parts = [t for t in (prepend, self, append) if t is not None]
         self = A.cat(parts, d)
@@ -287,7 +299,10 @@ def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: 
         )
     d = _wrap_dim(dim, max(self.dim(), 1))
     if index.dim() > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+        raise IndexError(
+            f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
+            f"{scalar_type_name(index._dtype)} and size: {list(index.shape)}"
+        )
     if index._dtype not in (D.int64, D.int32):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index._dtype)}")
     if self._dtype is not source._dtype:
@@ -301,6 +316,16 @@ def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: 
             f"index_reduce_(): Number of indices ({index.numel()}) should be equal to source.size(dim): ({source_size}), "
             f"for dim: {d}"
         )
+    if self.dim() != source.dim() or any(a != b for i, (a, b) in enumerate(zip(self.shape, source.shape)) if i != d):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = "
+            f"{list(self.shape)} source.shape = {list(source.shape)}"
+        )
+    size = self.shape[d] if self.dim() else 1
+    if index.numel() and not index.is_meta:
+        low, high = int(A.amin(index, []).item()), int(A.amax(index, []).item())
+        if low < 0 or high >= size:
+            raise IndexError("index out of range in self")
     if self.dim() == 0:
         self_v, source_v = A.reshape(self, [1]), A.reshape(source, [1])
     else:
@@ -349,7 +374,25 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
 }
 
 
+def _logcumsumexp_out(self: Tensor, dim: int, out: Tensor) -> Tensor:
+    # ATen's logcumsumexp_out: the result is computed in self's dtype and out must have it
+    if out._dtype is not self._dtype:
+        raise RuntimeError(
+            f"expected scalar_type {scalar_type_name(self._dtype)} but found {scalar_type_name(out._dtype)}"
+        )
+    return _out_via(out, logcumsumexp(self, dim))
+
+
+def _out_via(out: Tensor, result: Tensor) -> Tensor:
+    from ._composites import resize_output
+
+    resize_output(out, result.shape)
+    return A.copy_(out, result)
+
+
 def register(lib: Any) -> None:
     """Register every composite of this module through ``lib`` (called by ``register_core``)."""
     for name, (key, fn) in COMPOSITES.items():
         lib.impl(name, fn, key)
+    # shadow the generic out= composite the core made: torch's out dtype rule is stricter here
+    lib.impl("logcumsumexp.out", _logcumsumexp_out, "CompositeExplicitAutograd", allow_override=True)

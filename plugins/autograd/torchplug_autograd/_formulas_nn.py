@@ -261,6 +261,13 @@ def _loss_scale(g: Any, scale: float) -> Any:
     return _mul(g, scale) if scale != 1.0 else g
 
 
+def _loss_diff(self: Any, target: Any) -> Any:
+    """self - target as the loss backward kernels compute it: in the common dtype (a bool target too)."""
+    if target.dtype is T.bool:
+        target = A._to_copy(target, dtype=self.dtype)
+    return _sub(self, target)
+
+
 def _per_element(c: float, numel: int) -> float:
     """``c / numel`` as the C++ backward divides a double: inf for no element (the gradient is empty anyway)."""
     return c / numel if numel else float("inf")
@@ -269,7 +276,7 @@ def _per_element(c: float, numel: int) -> float:
 @rule("mse_loss", saves="self, target, reduction")
 def mse_loss(n, g, self, target, reduction):
     # PyTorch's mse_loss_backward: (self - target) * (2 / N * grad); the target's gradient is its negation
-    d = _sub(self, target)
+    d = _loss_diff(self, target)
     gs = _mul(d, _loss_scale(g, _per_element(2.0, d.numel()) if reduction == 1 else 2.0))
     return n[0] and gs, n[1] and A.neg(gs)
 
@@ -277,7 +284,7 @@ def mse_loss(n, g, self, target, reduction):
 @rule("smooth_l1_loss", saves="self, target, reduction, beta")
 def smooth_l1_loss(n, g, self, target, reduction, beta):
     # x / beta inside [-beta, beta], its sign outside (smooth_l1_loss_backward)
-    d = _sub(self, target)
+    d = _loss_diff(self, target)
     slope = A.sign(d) if beta == 0 else A.clamp(_div(d, beta), -1, 1)
     gs = _mul(slope, _loss_scale(g, _per_element(1.0, d.numel()) if reduction == 1 else 1.0))
     return n[0] and gs, n[1] and A.neg(gs)
@@ -286,7 +293,7 @@ def smooth_l1_loss(n, g, self, target, reduction, beta):
 @rule("huber_loss", saves="self, target, reduction, delta")
 def huber_loss(n, g, self, target, reduction, delta):
     # x inside [-delta, delta], delta * sign(x) outside (huber_loss_backward)
-    d = _sub(self, target)
+    d = _loss_diff(self, target)
     gs = _mul(A.clamp(d, -delta, delta), _loss_scale(g, _per_element(1.0, d.numel()) if reduction == 1 else 1.0))
     return n[0] and gs, n[1] and A.neg(gs)
 

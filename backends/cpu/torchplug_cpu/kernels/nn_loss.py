@@ -289,11 +289,14 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
     return _out(loss, dt)
 
 
+_BCE_EPSILON = float(np.float32(1e-12))  # ATen's `static const float EPSILON = 1e-12`, widened for double
+
+
 @TABLE.impl("aten::binary_cross_entropy_backward")
 def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
     dt, cdt, x, t, w = _bce_operands(self, target, weight)
     g = grad_output._data.astype(cdt, copy=False)
-    gi = g * (x - t) / np.maximum((1 - x) * x, cdt.type(1e-12))
+    gi = g * (x - t) / np.maximum((1 - x) * x, cdt.type(_BCE_EPSILON))
     if w is not None:
         gi = gi * w
     if reduction == 1 and x.size:

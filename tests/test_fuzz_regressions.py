@@ -920,6 +920,15 @@ MORE_FUZZ = {
         x, L.tensor([True, False, True])), "float64"),
     "bce_grad_at_one_float64": _g([1.0, 0.0, 0.5], lambda L, x: L.nn.functional.binary_cross_entropy(
         x, L.tensor([0.3125, 0.5, 0.25], dtype=L.float64), reduction="sum"), "float64"),
+    # addmm with an empty inner dim computes self * beta in place: a number of a higher kind is refused
+    "linear_bool_empty_inner_with_bias": lambda L: L.nn.functional.linear(
+        L.zeros(0, dtype=L.bool), L.zeros(2, 0, dtype=L.bool), L.tensor([True, True])),
+    "addmm_int_empty_inner_float_beta": lambda L: L.addmm(L.tensor([1, 1]), L.zeros(1, 0, dtype=L.int64),
+                                                          L.zeros(0, 2, dtype=L.int64), beta=1.0),
+    "addmm_bool_empty_inner_bool_beta_ok": lambda L: L.addmm(L.tensor([True, True]), L.zeros(1, 0, dtype=L.bool),
+                                                             L.zeros(0, 2, dtype=L.bool), beta=True),
+    "addmm_int_empty_inner_zero_beta_ok": lambda L: L.addmm(L.tensor([1, 1]), L.zeros(1, 0, dtype=L.int64),
+                                                            L.zeros(0, 2, dtype=L.int64), beta=0.0),
     # atan2's gradient where self^2 + other^2 is 0 is a signed zero (torch 2.13's atan2_backward)
     "issue_atan2_grad_origin": _g([-0.0], lambda L, x: L.atan2(x, L.tensor([-0.0]))),
     "atan2_grad_other_origin": _g([0.0], lambda L, x: L.atan2(L.tensor([0.0]), x)),

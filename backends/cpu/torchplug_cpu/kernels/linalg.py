@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from torchplug import _composites as CP
@@ -145,6 +147,15 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     return _wrap(_addmm(self, mat1, mat2, beta, alpha))
 
 
+def _check_scalar_mul_(dt: D.dtype, scalar: Any) -> None:
+    """An in-place multiplication by a Python number refuses a number of a higher kind than the tensor."""
+    kind = 0 if isinstance(scalar, bool) else 1 if isinstance(scalar, int) else 3 if isinstance(scalar, complex) else 2
+    if kind > dt._category:
+        promoted = {1: D.int64, 2: D.get_default_dtype(), 3: D.get_default_complex_dtype()}[kind]
+        raise RuntimeError(f"result type {CP.scalar_type_name(promoted)} can't be cast to the desired output type "
+                           f"{CP.scalar_type_name(dt)}")
+
+
 def _addmm(self, mat1, mat2, beta, alpha) -> np.ndarray:
     _check_mm(mat1, mat2)
     if self._dtype is not mat1._dtype:
@@ -153,6 +164,8 @@ def _addmm(self, mat1, mat2, beta, alpha) -> np.ndarray:
             f"{CP.scalar_type_name(mat1._dtype)}"
         )
     n, m = mat1._data.shape[0], mat2._data.shape[1]
+    if mat1._data.shape[1] == 0 and n * m and beta != 0:
+        _check_scalar_mul_(mat1._dtype, beta)  # addmm_impl_cpu_ with k == 0: result = self, then result.mul_(beta)
     bias = self._data
     if bias.shape != (n, m) and not (bias.ndim == 0 or bias.ndim == 1 and bias.shape[0] in (m, 1)):
         # PyTorch expands self to the product's shape (same errors as expand); a vector or scalar

@@ -9,8 +9,9 @@ device types get their own ``Generator`` objects of the same kind (their own str
 PyTorch counterparts' Philox streams); meta draws nothing.
 
 ``get_state``/``set_state`` use PyTorch's byte layout (``CPUGeneratorImplState``, 5056 bytes), so
-a state captured in PyTorch can be set here and both continue identically.  Like PyTorch, the default generator is seeded from the
-operating system at start; ``torchplug.Generator()`` starts from PyTorch's fixed default seed.
+a state captured in PyTorch can be set here and both continue identically.  Like PyTorch, the
+default generator is seeded from the operating system at start; ``torchplug.Generator()`` starts
+from PyTorch's fixed default seed.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def _init_genrand(seed: int) -> np.ndarray:
 
 
 def _init_genrand_py(seed: int) -> np.ndarray:
+    """init_genrand step by step (the reference for the NumPy-backed version)."""
     key = [0] * _N
     x = seed & 0xFFFF_FFFF
     key[0] = x
@@ -148,7 +150,7 @@ class Generator:
         key = np.frombuffer(raw, dtype="<u8", count=_N, offset=_HEAD.size).astype(np.uint32)
         _x, normal_y, _rho, normal_valid = _TAIL.unpack_from(raw, _HEAD.size + 8 * _N)
         nxt &= 0xFFFF_FFFF
-        if not (seeded & 0xFF and 0 < left <= _N and nxt <= _N):
+        if not (seeded != 0 and 0 < left <= _N and nxt <= _N):
             raise RuntimeError("Invalid mt19937 state")
         value, valid = _FLOAT_TAIL.unpack_from(raw, _LEGACY_BYTES)
         flt = float(value) if valid else None

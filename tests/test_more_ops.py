@@ -576,7 +576,7 @@ def test_out_keyword_exactly_where_torch_has_it():
 # (nn_functional_impl: the core module behind torchplug.nn.functional, which the nn plugin imports by name;
 # meta: the meta backend's device module, attached on first use like torchplug.cpu/cuda/mps, DESIGN.md section 4)
 _OWN_NAMES = {"Backend", "explain", "get_printoptions", "hookspecs", "list_ops", "plugins", "nn_functional_impl",
-              "meta"}
+              "meta", "examples"}
 _OWN_METHODS = {"meta", "mps"}
 
 

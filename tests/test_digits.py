@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -21,12 +20,10 @@ def quick_run(tmp_path_factory):
     from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
     path = tmp_path_factory.mktemp("digits") / "digits.pt"
-    start = time.perf_counter()
     # One BLAS thread: the matrices are small, and a multi-threaded BLAS slows down by 10x or more
     # when another process competes for the cores (parallel test runs).
     with threadpool_limits(limits=1, user_api="blas"):
         summary = digits.main(["--quick", "--seed", "0", "--checkpoint", str(path), "--no-progress"])
-    summary["wall"] = time.perf_counter() - start
     return summary, path
 
 
@@ -36,7 +33,6 @@ def test_quick_run_reaches_97_percent(quick_run):
     assert summary["device"] == "cpu"  # no accelerator is available in the test environments
     assert summary["test_size"] == 360 and summary["train_size"] == 1437
     assert summary["accuracy"] >= 0.97, summary
-    assert summary["wall"] < 45, summary
     assert path.is_file()
 
 

@@ -15,6 +15,8 @@ class _AutogradTLS(threading.local):
     grad_enabled: bool = True
     inference: bool = False
     saved_hooks: tuple = ()  # stack of (pack, unpack) pairs, innermost last
+    # set_multithreading_enabled's flag; the engine runs backward on the calling thread either way
+    multithreading: bool = True
 
 
 class _Global:

@@ -107,7 +107,9 @@ def test_legacy_size_average_reduce():
     np.testing.assert_allclose(to_np(out), ref.numpy())
     with pytest.warns(UserWarning):
         ref_module = torch.nn.MarginRankingLoss(size_average=False)
-    assert nn.MarginRankingLoss(size_average=False).reduction == ref_module.reduction == "sum"
+    with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
+        module = nn.MarginRankingLoss(size_average=False)
+    assert module.reduction == ref_module.reduction == "sum"
 
 
 def _raises_like(fn_t, fn_p):

@@ -158,14 +158,24 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
-def set_multithreading_enabled(mode: bool) -> Any:
-    """Accepted for compatibility: the engine runs backward on the calling thread."""
-    return _Nothing()
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enable or disable multithreaded backward on this thread (a function call, context manager or decorator;
+    leaving the context restores the previous setting).
 
+    torchplug's engine runs backward on the calling thread in both modes, so the thread-local flag is
+    recorded (and restored) but changes no result.
+    """
 
-class _Nothing(_DecoratorContextManager):
+    def __init__(self, mode: bool) -> None:
+        self.prev = STATE.multithreading
+        STATE.multithreading = bool(mode)
+        self.mode = mode
+
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc: Any) -> None:
-        pass
+        STATE.multithreading = self.prev
+
+    def clone(self) -> Any:
+        return self.__class__(self.mode)

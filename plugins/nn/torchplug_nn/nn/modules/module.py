@@ -55,6 +55,39 @@ class RemovableHandle:
         self.remove()
 
 
+class _WrappedHook:
+    """A hook that is called with its module first (held weakly, so the hook keeps no module alive)."""
+
+    def __init__(self, hook: Callable, module: Module | None = None) -> None:
+        self.hook = hook
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    # a weakref cannot be pickled or deep-copied: carry the module itself, as torch does
+    def __getstate__(self) -> dict[str, Any]:
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
+
+
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
     """A forward pre-hook run for every module."""
     handle = RemovableHandle(_global_forward_pre_hooks)
@@ -573,10 +606,18 @@ class Module:
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
 
-    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """A hook run before this module loads its part of a state dict, called as ``hook(state_dict, prefix,
+        local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``, with the module first when
+        ``with_module``."""
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = hook
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self if with_module else None)
         return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """A hook run before this module loads its part of a state dict, called as ``hook(module, state_dict,
+        prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``; it may edit the dict."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         handle = RemovableHandle(self._load_state_dict_post_hooks)

@@ -181,6 +181,7 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
             del module._state_dict_hooks[k]
             break
     for k, hook in module._load_state_dict_pre_hooks.items():
+        hook = getattr(hook, "hook", hook)  # registered hooks are wrapped (module.py's _WrappedHook)
         if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
             del module._load_state_dict_pre_hooks[k]
             break

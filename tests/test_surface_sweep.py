@@ -1,0 +1,144 @@
+"""Small surface defects, each checked against the installed PyTorch."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+import warnings
+
+import pytest
+
+import torchplug as tp
+import torchplug.nn as tnn
+import torchplug.nn.functional as TF
+
+torch = pytest.importorskip("torch")
+
+
+def _raises(fn):
+    """The exception ``fn()`` raises, as (type name, message)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__, str(e)
+    raise AssertionError("no exception raised")
+
+
+# --- set_multithreading_enabled ------------------------------------------------------------------------------
+
+def test_set_multithreading_enabled_is_a_context_manager_class():
+    from torchplug_autograd._state import STATE
+
+    assert isinstance(tp.autograd.set_multithreading_enabled, type)
+    assert isinstance(torch.autograd.set_multithreading_enabled, type)
+    assert STATE.multithreading is True
+    with tp.autograd.set_multithreading_enabled(False):
+        assert STATE.multithreading is False
+        with tp.autograd.set_multithreading_enabled(True):
+            assert STATE.multithreading is True
+        assert STATE.multithreading is False
+    assert STATE.multithreading is True
+
+    # as torch's: building the decorator sets the mode at once (it stays set); each call restores it after
+    for lib, flag in ((torch, torch._C._is_multithreading_enabled), (tp, lambda: STATE.multithreading)):
+        @lib.autograd.set_multithreading_enabled(False)
+        def f():
+            return flag()
+
+        assert flag() is False
+        lib.autograd.set_multithreading_enabled(True)
+        assert f() is False and flag() is True
+    # called as a function it takes effect at once (thread-local), as torch's
+    tp.autograd.set_multithreading_enabled(False)
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(STATE.multithreading))
+    t.start()
+    t.join()
+    assert STATE.multithreading is False and seen == [True]
+    tp.autograd.set_multithreading_enabled(True)
+    x = tp.ones(2, requires_grad=True)
+    with tp.autograd.set_multithreading_enabled(False):
+        (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+# --- load_state_dict pre-hooks -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lib", ["torch", "torchplug"])
+def test_load_state_dict_pre_hook_arities(lib):
+    nn = torch.nn if lib == "torch" else tnn
+    m = nn.Linear(2, 2)
+    calls = []
+    m.register_load_state_dict_pre_hook(lambda *a: calls.append(("public", len(a), a[0] is m)))
+    m._register_load_state_dict_pre_hook(lambda *a: calls.append(("private", len(a), a[0] is m)))
+    m._register_load_state_dict_pre_hook(lambda *a: calls.append(("with_module", len(a), a[0] is m)),
+                                         with_module=True)
+    m.load_state_dict(m.state_dict())
+    assert calls == [("public", 8, True), ("private", 7, False), ("with_module", 8, True)]
+
+
+def test_load_state_dict_pre_hook_edits_dict_and_survives_copies():
+    m = tnn.Linear(2, 2)
+
+    def rename(module, state_dict, prefix, *rest):
+        assert isinstance(module, tnn.Linear)
+        if prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+
+    h = m.register_load_state_dict_pre_hook(rename)
+    sd = {"w": tp.full((2, 2), 3.0), "bias": tp.zeros(2)}
+    m.load_state_dict(sd)
+    assert m.weight.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    m2 = copy.deepcopy(m)  # the hook's module is the copy, not the original
+    seen = []
+    m2.register_load_state_dict_pre_hook(lambda mod, *a: seen.append(mod))
+    m2.load_state_dict({"w": tp.ones(2, 2), "bias": tp.zeros(2)})
+    assert m2.weight.tolist() == [[1.0, 1.0], [1.0, 1.0]] and seen == [m2]
+    h.remove()
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        m.load_state_dict({"w": tp.ones(2, 2), "bias": tp.zeros(2)})
+
+
+def test_spectral_and_weight_norm_load_hooks_still_work():
+    from torchplug.nn.utils import parametrizations, spectral_norm
+
+    src = tnn.Linear(3, 3)
+    dst = tnn.Linear(3, 3)
+    spectral_norm(src)
+    spectral_norm(dst)
+    dst.load_state_dict(src.state_dict())
+    assert tp.equal(dst.weight_orig, src.weight_orig)
+    with pytest.warns(FutureWarning, match="weight_norm` is deprecated"):
+        old = tnn.utils.weight_norm(tnn.Linear(3, 3))
+    new = parametrizations.weight_norm(tnn.Linear(3, 3))
+    new.load_state_dict(old.state_dict())
+    assert tp.equal(new.parametrizations.weight.original0, old.weight_g)
+
+
+def test_lazy_module_loads_through_pre_hook():
+    lazy = tnn.LazyLinear(4)
+    lazy.load_state_dict(tnn.Linear(3, 4).state_dict())
+    assert lazy.weight.shape == (4, 3)
+
+
+# --- legacy size_average / reduce ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [dict(size_average=False), dict(reduce=False), dict(size_average=True),
+                                    dict(size_average=True, reduce=True)])
+@pytest.mark.parametrize("name", ["MSELoss", "NLLLoss", "BCELoss", "MarginRankingLoss"])
+def test_legacy_loss_args_warn(name, kwargs):
+    msgs = {}
+    for lib, nn in (("torch", torch.nn), ("torchplug", tnn)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loss = getattr(nn, name)(**kwargs)
+        msgs[lib] = ([(x.category, str(x.message)) for x in w], loss.reduction)
+    assert msgs["torchplug"] == msgs["torch"]
+    assert msgs["torch"][0][0][1].startswith("size_average and reduce args will be deprecated")
+
+
+def test_loss_without_legacy_args_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tnn.MSELoss(reduction="sum").reduction == "sum"

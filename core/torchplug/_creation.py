@@ -47,6 +47,17 @@ def _size_args(size: tuple[Any, ...]) -> list[int]:
     return out
 
 
+def _requested_size(name: str, sizes: tuple[Any, ...], size: Any) -> list[int]:
+    """The shape a factory was asked for, given as ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        sizes = (size,)
+    if not sizes:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return _size_args(sizes)
+
+
 # ---- host data -> tensors ---------------------------------------------------------------------------
 def _infer_array(data: Any, dtype: D.dtype | None) -> np.ndarray:
     """NumPy array of ``data`` with PyTorch's dtype inference for Python numbers."""
@@ -141,13 +152,15 @@ def _check_python_values(arr: np.ndarray, dtype: D.dtype | None) -> None:
     kind = arr.dtype.kind
     if arr.size == 0 or kind == "b" or dtype is D.bool_:
         return
-    if kind in "uO":  # NumPy's types for Python ints beyond int64 (uint64, or object when mixed)
+    if kind == "O" or (kind == "u" and arr.dtype.itemsize == 8):
+        # NumPy's types for Python ints beyond int64 (uint64, or object when mixed); smaller unsigned
+        # arrays come from NumPy scalars (np.uint8(3)) and are checked as ints below
         if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
             return  # unpacked as doubles
         values = list(arr.flat)
         if dtype is None and any(isinstance(v, float) for v in values):
             return  # inferred as floating point
-        if kind == "u" or any(type(v) is int and not _INT64_MIN <= v <= _INT64_MAX for v in values):
+        if any(not _INT64_MIN <= int(v) <= _INT64_MAX for v in values if isinstance(v, (int, np.integer))):
             raise ValueError("Overflow when unpacking long long")
         return
     if dtype is None or dtype.is_floating_point or dtype.is_complex:
@@ -345,24 +358,24 @@ def _factory(op: Any, size: list[int], out: Any, dtype: Any, device: Any, requir
     return _finish(op(size, *extra, dtype=_opt_dtype(dtype), device=device), requires_grad)
 
 
-def empty(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+def empty(*sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
     """An uninitialized tensor (filled with NaN / the largest value under deterministic algorithms)."""
     dt = _opt_dtype(dtype) or D.get_default_dtype()
-    result = _factory(A.empty, _size_args(size), out, dt, device, requires_grad)
+    result = _factory(A.empty, _requested_size("empty", sizes, size), out, dt, device, requires_grad)
     return _fill_uninitialized(result) if _flags._deterministic else result
 
 
-def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+def zeros(*sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor filled with 0."""
-    return _factory(A.zeros, _size_args(size), out, dtype, device, requires_grad)
+    return _factory(A.zeros, _requested_size("zeros", sizes, size), out, dtype, device, requires_grad)
 
 
-def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+def ones(*sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor filled with 1."""
-    return _factory(A.ones, _size_args(size), out, dtype, device, requires_grad)
+    return _factory(A.ones, _requested_size("ones", sizes, size), out, dtype, device, requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, *, out: Any = None, dtype: Any = None, layout: Any = None,
@@ -405,20 +418,30 @@ def _no_grad_fill() -> Any:
         return contextlib.nullcontext()
 
 
-def _like(fn: Any) -> Any:
+def _like(fn: Any, fill: Any) -> Any:
     def like(input: Tensor, *args: Any, dtype: Any = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False, memory_format: Any = None, **kwargs: Any) -> Tensor:
-        return fn(*((list(input.shape),) + args), dtype=_opt_dtype(dtype) or input.dtype,
-                  device=device if device is not None else input.device, requires_grad=requires_grad, **kwargs)
+        dt = _opt_dtype(dtype) or input.dtype
+        dev = device if device is not None else input.device
+        if memory_format in (None, "preserve_format") and not input.is_contiguous():
+            # preserve_format (the default) keeps a permuted input's dim order, as ATen's empty_like
+            from ._composites import _empty_like
+
+            return _finish(fill(_empty_like(input, dt, dev, None)), requires_grad)
+        return fn(*((list(input.shape),) + args), dtype=dt, device=dev, requires_grad=requires_grad, **kwargs)
 
     like.__name__ = fn.__name__ + "_like"
-    like.__doc__ = f"Like :func:`{fn.__name__}` with the shape, dtype and device of ``input``."
+    like.__doc__ = f"Like :func:`{fn.__name__}` with the shape, dtype, device and dim order of ``input``."
     return like
 
 
-empty_like = _like(empty)
-zeros_like = _like(zeros)
-ones_like = _like(ones)
+def _fill_empty(t: Tensor) -> Tensor:
+    return _fill_uninitialized(t) if _flags._deterministic else t
+
+
+empty_like = _like(empty, _fill_empty)
+zeros_like = _like(zeros, A.zero_)
+ones_like = _like(ones, lambda t: A["fill_.Scalar"](t, 1))
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
@@ -429,6 +452,10 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any 
     dev = device if device is not None else input.device
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if memory_format in (None, "preserve_format") and not input.is_contiguous():
+        from ._composites import _empty_like
+
+        return _finish(A["fill_.Scalar"](_empty_like(input, dt, dev, None), fill_value), requires_grad)
     return _finish(A.full(list(input.shape), fill_value, dtype=dt, device=dev), requires_grad)
 
 
@@ -507,18 +534,18 @@ def eye(n: int, m: int | None = None, *, out: Any = None, dtype: Any = None, lay
 
 
 # ---- random -----------------------------------------------------------------------------------------
-def rand(*size: Any, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
-    t = empty(*size, out=out, dtype=dtype, device=device)
+    t = empty(_requested_size("rand", sizes, size), out=out, dtype=dtype, device=device)
     A.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None, out: Any = None, dtype: Any = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
-    t = empty(*size, out=out, dtype=dtype, device=device)
+    t = empty(_requested_size("randn", sizes, size), out=out, dtype=dtype, device=device)
     A.normal_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 

@@ -142,3 +142,16 @@ def test_loss_without_legacy_args_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert tnn.MSELoss(reduction="sum").reduction == "sum"
+
+
+# --- fractional_max_pool output_ratio ------------------------------------------------------------------------
+
+def test_fractional_max_pool2d_number_ratio_is_type_error_as_torch():
+    ref = _raises(lambda: torch.nn.functional.fractional_max_pool2d(torch.randn(1, 1, 8, 8), 2, output_ratio=0.5))
+    got = _raises(lambda: TF.fractional_max_pool2d(tp.randn(1, 1, 8, 8), 2, output_ratio=0.5))
+    assert got == ref == ("TypeError", "object of type 'float' has no len()")
+    # a pair, the module form and the 3-d functional form take the ratio
+    assert TF.fractional_max_pool2d(tp.randn(1, 1, 8, 8), 2, output_ratio=(0.5, 0.5)).shape == (1, 1, 4, 4)
+    assert tnn.FractionalMaxPool2d(2, output_ratio=0.5)(tp.randn(1, 1, 8, 8)).shape == (1, 1, 4, 4)
+    assert torch.nn.functional.fractional_max_pool3d(torch.randn(1, 1, 8, 8, 8), 2, output_ratio=0.5).shape \
+        == TF.fractional_max_pool3d(tp.randn(1, 1, 8, 8, 8), 2, output_ratio=0.5).shape == (1, 1, 4, 4, 4)

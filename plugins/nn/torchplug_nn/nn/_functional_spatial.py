@@ -166,7 +166,9 @@ def _fractional(input: Tensor, kernel_size: Any, output_size: Any, output_ratio:
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     if output_size is None:
-        if len(_tuple(output_ratio, nd)) > nd:
+        # torch's 2-d form takes len() of the ratio before widening it, so a bare number is a TypeError there
+        # ("object of type 'float' has no len()"); the 3-d form widens first and accepts it
+        if len(output_ratio if nd == 2 else _tuple(output_ratio, nd)) > nd:
             raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
         ratio = _tuple(output_ratio, nd)
         output_size = [int(input.size(-nd + i) * ratio[i]) for i in range(nd)]

@@ -155,3 +155,41 @@ def test_fractional_max_pool2d_number_ratio_is_type_error_as_torch():
     assert tnn.FractionalMaxPool2d(2, output_ratio=0.5)(tp.randn(1, 1, 8, 8)).shape == (1, 1, 4, 4)
     assert torch.nn.functional.fractional_max_pool3d(torch.randn(1, 1, 8, 8, 8), 2, output_ratio=0.5).shape \
         == TF.fractional_max_pool3d(tp.randn(1, 1, 8, 8, 8), 2, output_ratio=0.5).shape == (1, 1, 4, 4, 4)
+
+
+# --- Tensor.data = other -------------------------------------------------------------------------------------
+
+def test_data_setter_moves_dispatch_keys():
+    for L in (torch, tp):
+        c = L.tensor([1 + 2j])
+        x = L.zeros(1, dtype=L.complex64)
+        x.data = c.conj()  # the conj bit comes with the data
+        assert x.is_conj() and (x + 0).tolist() == [1 - 2j]
+        x = L.zeros(1, dtype=L.complex64).conj()
+        x.data = c  # and goes when the new data has none
+        assert not x.is_conj() and (x + 0).tolist() == [1 + 2j]
+        x = L.ones(2, device="meta")
+        x.data = L.zeros(3, device="meta", dtype=L.int64)
+        y = x + 1
+        assert (str(y.device), str(y.dtype).split(".")[-1], tuple(y.shape)) == ("meta", "int64", (3,))
+        x = L.ones(2, requires_grad=True)
+        x.data = L.arange(2.0) * 3  # autograd state stays the tensor's own
+        (x * 2).sum().backward()
+        assert x.requires_grad and x.grad.tolist() == [2.0, 2.0] and x.tolist() == [0.0, 3.0]
+
+
+@pytest.mark.parametrize("src,dst", [("cpu", "meta"), ("meta", "cpu")])
+def test_data_setter_refuses_incompatible_device_kinds(src, dst):
+    ref = _raises(lambda: setattr(torch.ones(2, device=src), "data", torch.ones(2, device=dst)))
+    got = _raises(lambda: setattr(tp.ones(2, device=src), "data", tp.ones(2, device=dst)))
+    assert got[0] == ref[0] == "RuntimeError"
+    assert got[1].startswith(ref[1].rstrip("."))
+
+
+def test_module_to_meta_and_back_still_moves_parameters():
+    m = tnn.Linear(2, 2)
+    w = m.weight
+    m.to("meta")
+    assert m.weight is w and w.device.type == "meta" and (w + 1).device.type == "meta" and w.requires_grad
+    m.to_empty(device="cpu")
+    assert (m.weight * 1).device.type == "cpu"

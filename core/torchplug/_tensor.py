@@ -399,10 +399,18 @@ class Tensor:
 
     @data.setter
     def data(self, other: Tensor) -> None:
+        mine, theirs = self._device.type, other._device.type
+        if mine != theirs and not (mine in _DENSE_DEVICE_TYPES and theirs in _DENSE_DEVICE_TYPES):
+            # torch's set_data swaps storage only between tensor types of one kind (dense devices, or equal keys)
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                               f"incompatible tensor type ({mine} and {theirs}); move the tensor with .to() first.")
         self._data = other._data
         self._dtype = other._dtype
         self._device = other._device
         self._storage = other._storage
+        # dispatch keys follow the new data (device, math bits); the autograd keys stay this tensor's own
+        band = _autograd_band()
+        self._keyset = (other._keyset & ~band) | (self._keyset & band)
 
     # -- host interop -----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> Any:
@@ -541,6 +549,8 @@ class Tensor:
 # holds the values before that operation).
 _CONJ_MASK = 1 << CONJUGATE_BIT
 _MATH_BITS = _CONJ_MASK | 1 << NEGATIVE_BIT
+# the device types whose dense tensors torch's set_data treats as one kind (TensorImpl::has_compatible_shallow_copy_type)
+_DENSE_DEVICE_TYPES = frozenset(("cpu", "cuda", "mps", "hip", "xpu", "hpu"))
 
 
 def _resolved(t: Tensor) -> Tensor:

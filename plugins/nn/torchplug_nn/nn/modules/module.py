@@ -845,7 +845,9 @@ def _swap_data(t: Tensor, new: Tensor) -> None:
     from ..parameter import _set_requires_grad
 
     flag = t.requires_grad
-    t.data = new
+    # the fields directly, not ``t.data = new``: that refuses a move between kinds of device (cpu <-> meta) as
+    # torch's set_data does, and _apply keeps the parameter object across any move
+    t._data, t._dtype, t._device, t._storage = new._data, new._dtype, new._device, new._storage
     t._keyset = new._keyset & ~AUTOGRAD_BAND
     t._requires_grad = False
     if flag:

@@ -193,3 +193,51 @@ def test_module_to_meta_and_back_still_moves_parameters():
     assert m.weight is w and w.device.type == "meta" and (w + 1).device.type == "meta" and w.requires_grad
     m.to_empty(device="cpu")
     assert (m.weight * 1).device.type == "cpu"
+
+
+# --- reflected operators with a non-number ------------------------------------------------------------------
+
+_REFLECTED = {
+    "none_add": lambda L: None + L.ones(2),
+    "none_mul": lambda L: None * L.ones(2),
+    "none_sub": lambda L: None - L.ones(2),
+    "none_div": lambda L: None / L.ones(2),
+    "none_pow": lambda L: None ** L.ones(2),
+    "none_matmul": lambda L: None @ L.ones(2),
+    "none_and": lambda L: None & L.ones(2, dtype=L.bool),
+    "none_lshift": lambda L: None << L.tensor([2]),
+    "list_add": lambda L: [1] + L.ones(2),
+    "list_mul_float": lambda L: [1] * L.ones(2),
+    "list_sub": lambda L: [1] - L.ones(2),
+    "list_truediv": lambda L: [1] / L.ones(2),
+    "list_floordiv": lambda L: [1] // L.ones(2),
+    "list_mod": lambda L: [1] % L.ones(2),
+    "list_pow": lambda L: [1] ** L.ones(2),
+    "list_matmul": lambda L: [1.0, 2.0] @ L.ones(2),
+    "list_or": lambda L: [True] | L.ones(2, dtype=L.bool),
+    "list_rshift": lambda L: [1] >> L.tensor([2]),
+    "tuple_add": lambda L: (1,) + L.ones(2),
+    "tuple_sub": lambda L: (1,) - L.ones(2),
+    "str_add": lambda L: "a" + L.ones(2),
+    "str_mul": lambda L: "a" * L.ones(2),
+    "str_sub": lambda L: "a" - L.ones(2),
+    "str_xor": lambda L: "a" ^ L.ones(2, dtype=L.bool),
+    "object_add": lambda L: object() + L.ones(2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REFLECTED))
+def test_reflected_operator_with_non_number_raises_python_type_error(case):
+    ref = _raises(lambda: _REFLECTED[case](torch))
+    got = _raises(lambda: _REFLECTED[case](tp))
+    assert got == ref and ref[0] == "TypeError"
+    assert "aten::" not in got[1]
+
+
+def test_reflected_operators_still_take_numbers_and_sequences_repeat():
+    for L in (torch, tp):
+        t = L.tensor([1.0, 2.0])
+        assert (2 - t).tolist() == [1.0, 0.0] and (2 / t).tolist() == [2.0, 1.0] and (2 ** t).tolist() == [2.0, 4.0]
+        assert [1] * L.tensor([2]) == [1, 1] and [1] * L.tensor(2) == [1, 1]
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+            1 - L.tensor([True])

@@ -498,28 +498,28 @@ def _install_operators() -> None:
     T.__add__ = add
     # reflected operators as torch's: the tensor first for + and * (its edge comes first in the graph),
     # rsub for -, reciprocal times the number for / (torch's __rdiv__)
-    T.__radd__ = lambda self, other: add(self, other)
+    T.__radd__ = _reflected(lambda self, other: add(self, other))
     T.__iadd__ = A["add_.Tensor"]
     T.__sub__ = sub
-    T.__rsub__ = lambda self, other: sub(other, self)
+    T.__rsub__ = _reflected(lambda self, other: sub(other, self))
     T.__isub__ = A["sub_.Tensor"]
     T.__mul__ = mul
-    T.__rmul__ = lambda self, other: mul(self, other)
+    T.__rmul__ = _reflected(lambda self, other: mul(self, other))
     T.__imul__ = A["mul_"]
     T.__truediv__ = div
-    T.__rtruediv__ = lambda self, other: mul(A.reciprocal(self), other)
+    T.__rtruediv__ = _reflected(lambda self, other: mul(A.reciprocal(self), other))
     T.__itruediv__ = A["div_.Tensor"]
     T.__floordiv__ = A.floor_divide
-    T.__rfloordiv__ = lambda self, other: A.floor_divide(other, self)
+    T.__rfloordiv__ = _reflected(lambda self, other: A.floor_divide(other, self))
     T.__ifloordiv__ = A["floor_divide_"]
     T.__mod__ = A.remainder
-    T.__rmod__ = lambda self, other: A.remainder(other, self)
+    T.__rmod__ = _reflected(lambda self, other: A.remainder(other, self))
     T.__imod__ = A["remainder_"]
     T.__pow__ = A.pow
-    T.__rpow__ = lambda self, other: A.pow(other, self)
+    T.__rpow__ = _reflected(lambda self, other: A.pow(other, self))
     T.__ipow__ = A["pow_.Tensor_Tensor"]
     T.__matmul__ = A.matmul
-    T.__rmatmul__ = lambda self, other: A.matmul(other, self)
+    T.__rmatmul__ = _reflected(lambda self, other: A.matmul(other, self))
     T.__neg__ = A.neg
     T.__pos__ = lambda self: self
     T.__abs__ = A.abs
@@ -528,10 +528,24 @@ def _install_operators() -> None:
                      ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
         fn = getattr(A, name)
         setattr(T, f"__{op}__", fn)
-        setattr(T, f"__r{op}__", (lambda f: lambda self, other: f(other, self))(fn))
+        setattr(T, f"__r{op}__", _reflected((lambda f: lambda self, other: f(other, self))(fn)))
         setattr(T, f"__i{op}__", A[f"{name}_"])
     for op in ("eq", "ne", "lt", "le", "gt", "ge"):
         setattr(T, f"__{op}__", A[f"{op}.Tensor"])
+
+
+def _reflected(fn: Any) -> Any:
+    """A reflected operator that answers NotImplemented where the operand is no tensor or number (None, a str, a
+    list), as torch's do: Python then raises its own error ("unsupported operand type(s) for +: 'NoneType' and
+    'Tensor'") or falls back to the other operand's sequence operation ([1] + t, [1] * t)."""
+    def op(self: Tensor, other: Any) -> Any:
+        try:
+            return fn(self, other)
+        except TypeError:  # torch turns any TypeError of a binary operator into NotImplemented
+            return NotImplemented
+
+    op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
+    return op
 
 
 def _invert(self: Tensor) -> Tensor:

@@ -241,3 +241,24 @@ def test_reflected_operators_still_take_numbers_and_sequences_repeat():
         assert [1] * L.tensor([2]) == [1, 1] and [1] * L.tensor(2) == [1, 1]
         with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
             1 - L.tensor([True])
+
+
+# --- random_ on complex tensors ------------------------------------------------------------------------------
+
+_COMPLEX_RANDOM = {
+    "no_bounds": lambda L, dt: L.zeros(2, dtype=dt).random_(),
+    "to": lambda L, dt: L.zeros(2, dtype=dt).random_(5),
+    "from_to": lambda L, dt: L.zeros(2, dtype=dt).random_(1, 5),
+    "from_ge_to": lambda L, dt: L.zeros(2, dtype=dt).random_(5, 1),
+    "zero_to": lambda L, dt: L.zeros(2, dtype=dt).random_(0),
+    "from_open": lambda L, dt: L.zeros(2, dtype=dt).random_(1, None),
+    "full_range": lambda L, dt: L.zeros(2, dtype=dt).random_(-2 ** 63, None),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", sorted(_COMPLEX_RANDOM))
+def test_random_on_complex_raises_as_torch(case, dtype):
+    ref = _raises(lambda: _COMPLEX_RANDOM[case](torch, getattr(torch, dtype)))
+    got = _raises(lambda: _COMPLEX_RANDOM[case](tp, getattr(tp, dtype)))
+    assert got == ref

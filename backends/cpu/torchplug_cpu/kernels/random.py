@@ -204,8 +204,14 @@ def _int_bounds(dt: D.dtype) -> tuple[int, int]:
 @TABLE.impl("aten::random_.from")
 def random_from(self, from_, to=None, generator=None):
     dt = self._dtype
-    if dt._category == 3:
-        raise _not_implemented("random_from_to_range_cpu", dt)
+    if dt._category == 3:  # complex: random_from_to_impl's checks, in its order
+        if to is not None:
+            if from_ >= to:
+                raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+            raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+        if from_ == -(2 ** 63):
+            raise _not_implemented("random_full_64_bits_range_kernel_cpu", dt)
+        raise RuntimeError("random_from_to_impl handles only integral, floating-point and boolean types")
     if to is None and from_ == -(2 ** 63):
         # [int64 min, int64 max]: random_full_64_bits_range_kernel, for these dtypes only
         if dt.name not in ("int64", "float64", "float32", "bfloat16"):

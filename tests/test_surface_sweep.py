@@ -262,3 +262,59 @@ def test_random_on_complex_raises_as_torch(case, dtype):
     ref = _raises(lambda: _COMPLEX_RANDOM[case](torch, getattr(torch, dtype)))
     got = _raises(lambda: _COMPLEX_RANDOM[case](tp, getattr(tp, dtype)))
     assert got == ref
+
+
+# --- device modules keep the placeholder's names -------------------------------------------------------------
+
+@pytest.mark.parametrize("device_type", ["cuda", "mps"])
+def test_installed_device_module_has_every_placeholder_name(device_type):
+    from torchplug._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
+    from torchplug._device_placeholder import placeholder_module
+
+    if device_type not in registered_backends():
+        pytest.skip(f"the {device_type} backend is not installed")
+    real = tp.get_device_module(device_type)
+    placeholder = placeholder_module(device_type)
+    missing = [n for n in dir(placeholder) if not n.startswith("_") and not hasattr(real, n)]
+    assert missing == []
+    for name in WELL_KNOWN_DEVICE_TYPES[device_type].extras:
+        assert name in real.__all__ and callable(getattr(real, name))
+
+
+def test_cuda_is_tf32_supported_without_a_gpu():
+    from torchplug._backends import registered_backends
+
+    if "cuda" not in registered_backends():
+        pytest.skip("the cuda backend is not installed")
+    if not tp.cuda.is_available():
+        assert tp.cuda.is_tf32_supported() is False
+    else:  # torch: where bfloat16 runs natively (compute capability 8.0 or newer)
+        assert tp.cuda.is_tf32_supported() is (tp.cuda.get_device_capability()[0] >= 8)
+
+
+def test_mps_memory_functions(monkeypatch):
+    from torchplug._backends import registered_backends
+
+    if "mps" not in registered_backends():
+        pytest.skip("the mps backend is not installed")
+    from torchplug_mps._runtime import EMULATE_VAR
+
+    monkeypatch.delenv(EMULATE_VAR, raising=False)
+    if not tp.mps.is_available():
+        with pytest.raises(RuntimeError, match="The 'mps' device is not available"):
+            tp.mps.current_allocated_memory()
+    monkeypatch.setenv(EMULATE_VAR, "1")
+    before = tp.mps.current_allocated_memory()
+    x = tp.ones(1000, device="mps")
+    assert tp.mps.current_allocated_memory() - before == 4000
+    assert tp.mps.driver_allocated_memory() >= tp.mps.current_allocated_memory()
+    assert tp.mps.recommended_max_memory() > 0
+    del x
+    # the argument checks of torch.mps.set_per_process_memory_fraction (torch.mps's Python code, any platform)
+    with pytest.raises(TypeError, match="Invalid type for fraction argument, must be `float`"):
+        tp.mps.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError, match=r"Invalid fraction value: 2.5. Allowed range: 0~2"):
+        tp.mps.set_per_process_memory_fraction(2.5)
+    tp.mps.set_per_process_memory_fraction(1.5)
+    assert tp.mps._per_process_memory_fraction == 1.5
+    tp.mps.set_per_process_memory_fraction(0.0)

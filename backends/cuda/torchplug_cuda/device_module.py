@@ -4,7 +4,7 @@ The core builds the contract surface (``torchplug._device_module.SURFACE``) for 
 that module stays ``backend.device_module``, identical in names to every other device module.
 ``torchplug.cuda`` is a module with the same objects plus CUDA's own names, as ``torch.cuda``
 has more than the generic surface: device properties and capability, ``mem_get_info``,
-``is_bf16_supported``, the per-process memory fraction, ``manual_seed_all`` over every device
+``is_bf16_supported``, ``is_tf32_supported``, the per-process memory fraction, ``manual_seed_all`` over every device
 and the DLPack helpers.
 """
 
@@ -18,7 +18,7 @@ from . import _runtime
 __all__ = ["build", "CUDA_EXTRAS", "CudaDeviceProperties"]
 
 CUDA_EXTRAS = (
-    "get_device_capability", "get_device_properties", "mem_get_info", "is_bf16_supported",
+    "get_device_capability", "get_device_properties", "mem_get_info", "is_bf16_supported", "is_tf32_supported",
     "set_per_process_memory_fraction", "get_per_process_memory_fraction", "get_arch_list",
     "from_dlpack", "to_dlpack", "is_emulated",
 )
@@ -93,6 +93,11 @@ def build(backend: Any) -> ModuleType:
         major, _ = get_device_capability()
         return major >= 8 or bool(including_emulation and _runtime.mode() == "emulate")
 
+    def is_tf32_supported() -> bool:
+        """Whether the current device computes in TF32: as torch, where bfloat16 runs natively (compute
+        capability 8.0, Ampere, or newer; emulation does not count)."""
+        return is_bf16_supported(including_emulation=False)
+
     def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
         """Cap this process's share of a device's memory (allocations beyond raise OutOfMemoryError)."""
         backend.allocator.set_per_process_memory_fraction(fraction, _index(device))
@@ -118,7 +123,7 @@ def build(backend: Any) -> ModuleType:
 
     from .interop import from_dlpack, to_dlpack
 
-    for fn in (get_device_properties, get_device_capability, mem_get_info, is_bf16_supported,
+    for fn in (get_device_properties, get_device_capability, mem_get_info, is_bf16_supported, is_tf32_supported,
                set_per_process_memory_fraction, get_per_process_memory_fraction, get_arch_list, manual_seed_all,
                is_emulated):
         fn.__module__ = "torchplug.cuda"

@@ -228,8 +228,11 @@ def test_memory_events_and_snapshot_on_mps(emulated, quiet_gc):
 
 
 def test_device_module_surface_matches_cpu(emulated):
+    from torchplug_mps.device_module import MPS_EXTRAS
+
+    # the generic surface plus torch.mps's own memory functions (and the recorded memory fraction)
     assert sorted(n for n in dir(torch.mps) if not n.startswith("__")) == \
-        sorted(n for n in dir(torch.cpu) if not n.startswith("__"))
+        sorted({*(n for n in dir(torch.cpu) if not n.startswith("__")), *MPS_EXTRAS, "_per_process_memory_fraction"})
     assert torch.mps.get_amp_supported_dtype() == [torch.float16, torch.bfloat16]
     assert torch.mps.get_device_name() == "MPS (emulated on NumPy)"
 

@@ -24,9 +24,10 @@ AUTOCAST_POLICY_MODULE = f"{__name__}.autocast_policy"
 @hookimpl
 def torchplug_register_backends(ctx: Any) -> None:
     from ._backend import make_backend
+    from .device_module import build
 
     backend = ctx.register_backend(make_backend())
-    ctx.expose(backend.device_type, backend.device_module)  # torchplug.mps
+    ctx.expose(backend.device_type, build(backend))  # torchplug.mps: the surface plus torch.mps's own names
 
 
 @hookimpl

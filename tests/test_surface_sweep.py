@@ -318,3 +318,58 @@ def test_mps_memory_functions(monkeypatch):
     tp.mps.set_per_process_memory_fraction(1.5)
     assert tp.mps._per_process_memory_fraction == 1.5
     tp.mps.set_per_process_memory_fraction(0.0)
+
+
+# --- interpolate(mode='bicubic') -----------------------------------------------------------------------------
+
+_BICUBIC = [((2, 3, 5, 7), dict(size=(9, 4))), ((1, 2, 4, 4), dict(scale_factor=2.5)),
+            ((1, 1, 6, 5), dict(size=(6, 5))), ((1, 1, 3, 8), dict(scale_factor=(1.7, 0.6))),
+            ((1, 1, 3, 8), dict(scale_factor=(1.7, 0.6), recompute_scale_factor=True)),
+            ((1, 1, 1, 1), dict(size=(3, 2))), ((2, 1, 8, 8), dict(size=(3, 3)))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("shape,kwargs", _BICUBIC)
+def test_interpolate_bicubic_values_and_gradients(shape, kwargs, align_corners, dtype):
+    import numpy as np
+
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape).astype(dtype)
+    xt, xp = torch.tensor(a, requires_grad=True), tp.tensor(a, requires_grad=True)
+    rt = torch.nn.functional.interpolate(xt, mode="bicubic", align_corners=align_corners, **kwargs)
+    rp = TF.interpolate(xp, mode="bicubic", align_corners=align_corners, **kwargs)
+    assert tuple(rp.shape) == tuple(rt.shape) and rp.dtype == getattr(tp, dtype)
+    g = rng.standard_normal(tuple(rt.shape)).astype(dtype)
+    rt.backward(torch.tensor(g))
+    rp.backward(tp.tensor(g))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(rp.detach().numpy(), rt.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(xp.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_upsample_module_bicubic_and_half_types():
+    import numpy as np
+
+    a = np.random.default_rng(3).standard_normal((1, 2, 4, 5)).astype("float32")
+    ref = torch.nn.Upsample(scale_factor=2, mode="bicubic", align_corners=True)(torch.tensor(a))
+    got = tnn.Upsample(scale_factor=2, mode="bicubic", align_corners=True)(tp.tensor(a))
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    for name in ("float16", "bfloat16"):
+        ref = torch.nn.functional.interpolate(torch.tensor(a).to(getattr(torch, name)), size=(7, 3), mode="bicubic")
+        got = TF.interpolate(tp.tensor(a).to(getattr(tp, name)), size=(7, 3), mode="bicubic")
+        assert got.dtype == getattr(tp, name)
+        np.testing.assert_allclose(got.float().numpy(), ref.float().numpy(), rtol=2e-2, atol=2e-2)
+    meta = TF.interpolate(tp.ones(1, 1, 3, 3, device="meta"), size=(5, 4), mode="bicubic")
+    assert meta.device.type == "meta" and tuple(meta.shape) == (1, 1, 5, 4)
+
+
+@pytest.mark.parametrize("case", ["zero_size", "int64", "complex"])
+def test_interpolate_bicubic_errors_as_torch(case):
+    def call(L, F):
+        if case == "zero_size":
+            return F.interpolate(L.ones(1, 1, 3, 3), size=(0, 5), mode="bicubic")
+        dtype = L.int64 if case == "int64" else L.complex64
+        return F.interpolate(L.ones(1, 1, 3, 3, dtype=dtype), size=(4, 5), mode="bicubic")
+
+    assert _raises(lambda: call(tp, TF)) == _raises(lambda: call(torch, torch.nn.functional))

@@ -613,7 +613,8 @@ def _is_integer(x: Any) -> bool:
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resample to ``size`` or by ``scale_factor`` (nearest, nearest-exact, linear, bilinear, trilinear, area)."""
+    """Resample to ``size`` or by ``scale_factor`` (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
+    area)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
@@ -685,7 +686,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode == names[dim][0]:
             return getattr(A, names[dim][1])(input, output_size, align_corners, *scales)
         if mode == "bicubic" and dim == 2:
-            raise NotImplementedError("interpolate(mode='bicubic') is not supported by torchplug yet")
+            from ._upsample_bicubic import upsample_bicubic2d
+
+            return upsample_bicubic2d(input, output_size, align_corners, *scales)
     got = {3: "3D", 4: "4D", 5: "5D"}.get(input.dim())
     needs = {"linear": "3D", "bilinear": "4D", "trilinear": "5D"}
     if got is not None and mode in needs:

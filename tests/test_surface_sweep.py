@@ -373,3 +373,32 @@ def test_interpolate_bicubic_errors_as_torch(case):
         return F.interpolate(L.ones(1, 1, 3, 3, dtype=dtype), size=(4, 5), mode="bicubic")
 
     assert _raises(lambda: call(tp, TF)) == _raises(lambda: call(torch, torch.nn.functional))
+
+
+# --- unsafe_split / unsafe_chunk -----------------------------------------------------------------------------
+
+_UNSAFE = {
+    "unsafe_split": lambda L, y: y.unsafe_split(2),
+    "unsafe_chunk": lambda L, y: y.unsafe_chunk(3),
+    "unsafe_split_with_sizes": lambda L, y: L.unsafe_split_with_sizes(y, [2, 4]),
+    "torch.unsafe_split": lambda L, y: L.unsafe_split(y, 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_UNSAFE))
+def test_unsafe_split_pieces_take_inplace_writes(case):
+    results = []
+    for L in (torch, tp):
+        x = L.arange(6.0, requires_grad=True)
+        y = x.clone()
+        pieces = _UNSAFE[case](L, y)
+        assert not pieces[0]._is_view() and pieces[0]._base is None
+        pieces[0].mul_(2)  # torch: allowed, recorded on the piece only
+        assert type(pieces[0].grad_fn).__name__ == "MulBackward0"
+        assert type(y.grad_fn).__name__ == "CloneBackward0"
+        (pieces[0].sum() + pieces[1].sum() * 3).backward()
+        results.append((x.grad.tolist(), y.tolist()))
+        # split proper still refuses
+        with pytest.raises(RuntimeError, match="returns multiple views"):
+            x.clone().split(2)[0].mul_(2)
+    assert results[0] == results[1]

@@ -323,19 +323,30 @@ def _split_with_sizes_method(self: Tensor, split_sizes: Any, dim: int = 0) -> tu
     return split_with_sizes(self, split_sizes, dim)
 
 
+def _untracked(pieces: Any) -> tuple[Tensor, ...]:
+    """The pieces as torch's unsafe variants return them: not registered as views of one base, so an in-place
+    write to one is allowed (no multi-output-view error) and is recorded on that piece alone."""
+    for piece in pieces:
+        piece._base = None
+        if piece.__dict__:
+            piece.__dict__.pop("_multi_view", None)
+            piece.__dict__.pop("_vv", None)
+    return tuple(pieces)
+
+
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    """``split`` (PyTorch's unsafe variant differs only in not tracking the outputs as views of one base)."""
-    return tuple(input.split(split_size, dim))
+    """``split`` whose outputs are not tracked as views of ``input`` (see :func:`_untracked`)."""
+    return _untracked(input.split(split_size, dim))
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    """``split_with_sizes`` (see :func:`unsafe_split`)."""
-    return split_with_sizes(input, split_sizes, dim)
+    """``split_with_sizes`` whose outputs are not tracked as views (see :func:`_untracked`)."""
+    return _untracked(split_with_sizes(input, split_sizes, dim))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """``chunk`` (see :func:`unsafe_split`)."""
-    return tuple(input.chunk(chunks, dim))
+    """``chunk`` whose outputs are not tracked as views (see :func:`_untracked`)."""
+    return _untracked(input.chunk(chunks, dim))
 
 
 def row_stack(tensors: Any, *, out: Tensor | None = None) -> Tensor:

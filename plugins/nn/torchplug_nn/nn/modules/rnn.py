@@ -9,6 +9,7 @@ import torchplug
 
 from .. import functional as F, init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _pad_packed_sorted
 from ._factory import empty
 from .module import Module
 
@@ -54,6 +55,11 @@ def _simple_layer_cpu(mode: str, inputs: Any, h: Any, w_ih: Any, w_hh: Any, b_ih
     if reverse:
         outs.reverse()
     return torchplug.stack(outs, 0), h
+
+
+def _packed_data(padded: Any, packed: PackedSequence) -> Any:
+    """The rows of a time-major padded batch that ``packed``'s batch sizes keep, packed."""
+    return torchplug.cat([padded[t, :bs] for t, bs in enumerate(packed.batch_sizes.tolist())], 0)
 
 
 class RNNBase(Module):
@@ -134,11 +140,22 @@ class RNNBase(Module):
     def forward(self, input: Any, hx: Any = None) -> Any:
         mode = self.mode
         is_lstm = mode == "LSTM"
+        packed = input if isinstance(input, PackedSequence) else None
+        masks = None
+        if packed is not None:
+            # Run the padded (sorted, time-major) batch; a finished sequence keeps its hidden state,
+            # so each direction's final state is the one at that sequence's own last step.
+            input, lengths = _pad_packed_sorted(packed, 0.0, None)
+            lens = torchplug.tensor(lengths, dtype=torchplug.int64, device=input.device)
+            masks = [(lens > t).unsqueeze(1) for t in range(input.shape[0])]
+            if hx is not None and packed.sorted_indices is not None:
+                hx = tuple(h.index_select(1, packed.sorted_indices) for h in hx) if is_lstm else \
+                    hx.index_select(1, packed.sorted_indices)
         batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
         if not batched:  # as torch: unbatched input gains its batch dim where batch_first puts it
             input = input.unsqueeze(batch_dim)
-        if self.batch_first:
+        if self.batch_first and packed is None:
             input = input.transpose(0, 1)
         seq_len, batch = input.shape[0], input.shape[1]
         num_directions = 2 if self.bidirectional else 1
@@ -155,7 +172,7 @@ class RNNBase(Module):
             c0 = None
         layer_input = input
         h_n, c_n = [], []
-        simple_cpu = mode in ("RNN_TANH", "RNN_RELU") and input.device.type == "cpu" and seq_len > 0
+        simple_cpu = mode in ("RNN_TANH", "RNN_RELU") and input.device.type == "cpu" and seq_len > 0 and masks is None
         h0s = h0.unbind(0) if simple_cpu else None  # ATen unpacks the hidden state with unbind
         for layer in range(self.num_layers):
             outs = []
@@ -172,7 +189,11 @@ class RNNBase(Module):
                 steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
                 ys: list[Any] = [None] * seq_len
                 for t in steps:
-                    h, c = _rnn_step(mode, layer_input[t], h, c, w_ih, w_hh, b_ih, b_hh, w_hr)
+                    h_t, c_t = _rnn_step(mode, layer_input[t], h, c, w_ih, w_hh, b_ih, b_hh, w_hr)
+                    if masks is not None:
+                        h_t = torchplug.where(masks[t], h_t, h)
+                        c_t = torchplug.where(masks[t], c_t, c) if is_lstm else None
+                    h, c = h_t, c_t
                     ys[t] = h
                 outs.append(torchplug.stack(ys, 0))
                 h_n.append(h)
@@ -180,11 +201,20 @@ class RNNBase(Module):
                     c_n.append(c)
             layer_input = outs[0] if num_directions == 1 else torchplug.cat(outs, 2)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
+                if packed is None:
+                    layer_input = F.dropout(layer_input, self.dropout, True)
+                else:  # on the packed steps only, as torch: the same random draws as its packed run
+                    data = F.dropout(_packed_data(layer_input, packed), self.dropout, True)
+                    layer_input = _pad_packed_sorted(packed._replace(data=data), 0.0, None)[0]
         output = layer_input
         h_n_t = torchplug.stack(h_n, 0)
         c_n_t = torchplug.stack(c_n, 0) if is_lstm else None
-        if self.batch_first:
+        if packed is not None:
+            output = packed._replace(data=_packed_data(output, packed))
+            if packed.unsorted_indices is not None:
+                h_n_t = h_n_t.index_select(1, packed.unsorted_indices)
+                c_n_t = c_n_t.index_select(1, packed.unsorted_indices) if is_lstm else None
+        elif self.batch_first:
             output = output.transpose(0, 1)
         if not batched:
             output = output.squeeze(batch_dim)

@@ -657,3 +657,13 @@ def test_inplace_special_functions_refuse_integer_self():
                      match="can't be cast to the desired output type")
     with pytest.raises(RuntimeError, match="mvlgamma: result type Long can't be cast to the desired output type Float"):
         tp.tensor([1, 2]).mvlgamma_(1)
+
+
+def test_version_module_has_torch_version_names():
+    # Scripts print torch.version.cuda / __version__ without importing torch.version first.
+    ours = {n for n in dir(tp.version) if not n.startswith("_")}
+    theirs = {n for n in dir(torch.version) if not n.startswith("_") and n != "Optional"}
+    assert theirs <= ours | {"Optional"}
+    assert tp.version.__version__ == tp.__version__
+    assert tp.version.cuda is None and tp.version.hip is None and tp.version.debug is False
+    assert isinstance(tp.version.git_version, str)

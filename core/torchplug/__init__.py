@@ -51,7 +51,7 @@ from ._layout import channels_last, channels_last_3d, contiguous_format, layout,
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from ._tensor import Size, Tensor  # noqa: E402
-from . import library, plugins, random  # noqa: E402
+from . import library, plugins, random, version  # noqa: E402
 from ._introspect import explain, result_type  # noqa: E402
 from ._compile import compile  # noqa: E402, A004  (eager: see torchplug._compile)
 from ._flags import (  # noqa: E402

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import functional, init, parameter  # noqa: F401
+from . import functional, grad, init, parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from . import modules as _modules_pkg  # noqa: E402
 from .modules.module import Module  # noqa: F401

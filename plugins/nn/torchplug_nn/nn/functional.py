@@ -32,6 +32,7 @@ _ = _compositions
 
 # Functions neither the core nor the reference compositions provide (losses, sampling, pooling extras).
 from . import _ctc, _functional_losses, _functional_spatial  # noqa: E402
+from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad, as in PyTorch)
 
 for _mod in (_functional_losses, _functional_spatial, _ctc):
     for _name in _mod.__all__:

@@ -125,3 +125,45 @@ plateau = optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min", factor=0.5, pati
 for v in [1.0, 1.0, 1.0]:
     plateau.step(v)
 print(opt.param_groups[0]["lr"])
+
+# --- activation checkpointing (torch.utils.checkpoint) on a deep MLP
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Dropout(0.1), nn.Linear(d, d))
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + self.net(x))
+
+
+class Deep(nn.Module):
+    def __init__(self, d=32, depth=4):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(d) for _ in range(depth))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = checkpoint(blk, x, use_reentrant=False)
+        return self.head(x)
+
+
+deep = Deep()
+opt = optim.Adam(deep.parameters(), lr=1e-3)
+xd = torch.randn(64, 32)
+yd = torch.randint(0, 10, (64,))
+for step in range(12):
+    opt.zero_grad()
+    loss = F.cross_entropy(deep(xd), yd)
+    loss.backward()
+    opt.step()
+    if step % 4 == 0:
+        print("checkpointed step", step, "loss", loss.item())
+seq = nn.Sequential(*[Block(32) for _ in range(4)])
+out = checkpoint_sequential(seq, 2, torch.randn(8, 32, requires_grad=True), use_reentrant=False)
+out.sum().backward()
+print(out.shape, all(p.grad is not None for p in seq.parameters()))

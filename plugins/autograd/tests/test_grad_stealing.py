@@ -69,3 +69,14 @@ def test_transposed_operand_gradients_match_torch_layout():
     assert b.grad.is_contiguous() and a.grad.is_contiguous()
     np.testing.assert_allclose(b.grad.numpy(), np.ones((6, 5)).T @ a.detach().numpy(), rtol=1e-5)
     np.testing.assert_allclose(a.grad.numpy(), np.ones((6, 5)) @ b.detach().numpy(), rtol=1e-5)
+
+
+def test_fresh_gradient_becomes_grad_without_a_copy():
+    # The engine must hold a leaf's incoming gradient only once when it accumulates, or the
+    # steal silently turns into a copy (a refcount check, see _engine._stealable).
+    x = tp.randn(4, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.data_ptr()))
+    (x * 3).sum().backward()
+    assert x.grad.data_ptr() == seen[0]
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 3.0, np.float32))

@@ -25,8 +25,8 @@ def _require_mode() -> str:
 
 def from_dlpack(obj: Any) -> Any:
     """A cuda tensor sharing ``obj``'s memory (zero-copy)."""
+    from torchplug._dtype import from_numpy_dtype
     from torchplug._tensor import Storage, make_tensor
-    from torchplug_cpu._common import NP_TO_DTYPE
 
     mode = _require_mode()
     if mode == "emulate":
@@ -48,7 +48,7 @@ def from_dlpack(obj: Any) -> Any:
         index = arr.device.id
     dev = _state.device(index)
     # Not a TrackedStorage: the producer owns (and accounts) this memory.
-    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], dev, _state.KEYSET, Storage(arr.nbytes, dev, arr))
+    return make_tensor(arr, from_numpy_dtype(arr.dtype), dev, _state.KEYSET, Storage(arr.nbytes, dev, arr))
 
 
 def as_cupy(t: Any) -> Any:

@@ -28,10 +28,10 @@ def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
     arr = np.array(array, copy=True, order="K")
     if arr.dtype == np.float64:
         raise TypeError(_runtime.FLOAT64_ERROR)
+    from torchplug._dtype import from_numpy_dtype
     from torchplug._tensor import make_tensor
-    from torchplug_cpu._common import NP_TO_DTYPE
 
-    return make_tensor(arr, NP_TO_DTYPE[arr.dtype], _state.MPS, _state.KEYSET, TrackedStorage(arr.nbytes, _state.MPS, arr, _state.STATS))
+    return make_tensor(arr, from_numpy_dtype(arr.dtype), _state.MPS, _state.KEYSET, TrackedStorage(arr.nbytes, _state.MPS, arr, _state.STATS))
 
 
 def _to_host(t: Any) -> np.ndarray:

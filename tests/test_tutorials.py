@@ -40,14 +40,16 @@ def _env() -> dict[str, str]:
                 PYTHONHASHSEED="0", PYTHONWARNINGS="ignore")
 
 
-def _start(lib: str, script: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(RUNNER), lib, str(HERE / script)], cwd=str(HERE),
+def _start(lib: str, script: str, cwd: Path) -> subprocess.Popen:
+    cwd.mkdir()
+    return subprocess.Popen([sys.executable, str(RUNNER), lib, str(HERE / script)], cwd=str(cwd),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
 
 
-def _run_both(script: str) -> tuple[str, str]:
-    """(torch's output, torchplug's output); the two runs go side by side."""
-    procs = {lib: _start(lib, script) for lib in ("torch", "torchplug")}
+def _run_both(script: str, tmp_path: Path) -> tuple[str, str]:
+    """(torch's output, torchplug's output); the two runs go side by side, each in its own directory
+    (scripts save checkpoints to relative paths)."""
+    procs = {lib: _start(lib, script, tmp_path / lib) for lib in ("torch", "torchplug")}
     results = {}
     for lib, proc in procs.items():
         try:
@@ -91,8 +93,8 @@ def test_import_hook_maps_torch_to_torchplug():
     pytest.param(s, marks=pytest.mark.xfail(reason=XFAIL[s], strict=True)) if s in XFAIL else s
     for s in SCRIPTS
 ])
-def test_tutorial_runs_and_learns_like_torch(script):
-    ref, ours = _run_both(script)
+def test_tutorial_runs_and_learns_like_torch(script, tmp_path):
+    ref, ours = _run_both(script, tmp_path)
     ref_losses, our_losses = losses(ref), losses(ours)
     assert len(our_losses) == len(ref_losses), (our_losses, ref_losses)
     if not ref_losses:

@@ -243,6 +243,35 @@ def test_reflected_operators_still_take_numbers_and_sequences_repeat():
             1 - L.tensor([True])
 
 
+_COMPARISONS = {
+    "eq_none": lambda L: L.ones(2) == None,  # noqa: E711 - the comparison under test
+    "ne_none": lambda L: L.ones(2) != None,  # noqa: E711
+    "none_eq": lambda L: None == L.ones(2),  # noqa: E711
+    "eq_str": lambda L: L.ones(2) == "a",
+    "eq_list": lambda L: L.ones(2) == [1, 1],
+    "eq_tuple": lambda L: L.ones(2) == (1, 1),
+    "lt_none": lambda L: L.ones(2) < None,
+    "ge_str": lambda L: L.ones(2) >= "a",
+    "gt_object": lambda L: L.ones(2) > object(),
+    "eq_number": lambda L: (L.ones(2) == 1).tolist(),
+    "eq_tensor": lambda L: (L.ones(2) == L.tensor([1.0, 0.0])).tolist(),
+    "eq_bad_shape": lambda L: L.ones(2) == L.ones(3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COMPARISONS))
+def test_comparison_with_a_non_tensor_operand_as_torch(case):
+    """torch's comparisons answer NotImplemented for an operand that is no tensor or number: == None is
+    False, < None Python's TypeError; tensors and numbers compare as before."""
+    def outcome(L):
+        try:
+            return repr(_COMPARISONS[case](L))
+        except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+            return type(exc).__name__, str(exc).replace("torchplug", "torch")
+
+    assert outcome(tp) == outcome(torch)
+
+
 # --- random_ on complex tensors ------------------------------------------------------------------------------
 
 _COMPLEX_RANDOM = {

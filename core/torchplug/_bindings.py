@@ -8,6 +8,7 @@ below.  Either way a call reaches exactly one generated entry point.
 from __future__ import annotations
 
 import builtins
+import numbers
 import warnings
 from collections import namedtuple
 from collections.abc import Callable
@@ -531,7 +532,7 @@ def _install_operators() -> None:
         setattr(T, f"__r{op}__", _reflected((lambda f: lambda self, other: f(other, self))(fn)))
         setattr(T, f"__i{op}__", A[f"{name}_"])
     for op in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(T, f"__{op}__", A[f"{op}.Tensor"])
+        setattr(T, f"__{op}__", _comparison(A[f"{op}.Tensor"]))
 
 
 def _reflected(fn: Any) -> Any:
@@ -542,6 +543,22 @@ def _reflected(fn: Any) -> Any:
         try:
             return fn(self, other)
         except TypeError:  # torch turns any TypeError of a binary operator into NotImplemented
+            return NotImplemented
+
+    op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
+    return op
+
+
+def _comparison(fn: Any) -> Any:
+    """A comparison operator that answers NotImplemented for an operand that is no tensor or number, as
+    torch's do: ``t == None`` is then False and ``t < "a"`` Python's own TypeError.  A TypeError met with a
+    tensor or number operand is a real error and propagates."""
+    def op(self: Tensor, other: Any) -> Any:
+        try:
+            return fn(self, other)
+        except TypeError:
+            if isinstance(other, (Tensor, numbers.Number)):
+                raise
             return NotImplemented
 
     op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")

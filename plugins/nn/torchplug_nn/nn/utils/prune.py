@@ -185,46 +185,47 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+class _UnstructuredByScore(BasePruningMethod):
+    """Prunes the ``amount`` entries (a count, or a fraction) that rank first by ``_scores``."""
 
     PRUNING_TYPE = "unstructured"
+    _largest = True  # prune the entries of largest score (False: smallest)
 
     def __init__(self, amount: int | float) -> None:
         _validate_amount_init(amount)
         self.amount = amount
+
+    def _scores(self, t: Any) -> Any:
+        raise NotImplementedError
 
     def compute_mask(self, t: Any, default_mask: Any) -> Any:
         n_prune = _amount_to_count(self.amount, t.nelement())
         _validate_amount(self.amount, t.nelement())
         mask = default_mask.clone(memory_format=torchplug.contiguous_format)
         if n_prune != 0:
-            chosen = torchplug.topk(torchplug.rand_like(t).view(-1), k=n_prune)
+            chosen = torchplug.topk(self._scores(t).view(-1), k=n_prune, largest=self._largest)
             mask.view(-1)[chosen.indices] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredByScore):
+    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+
+    def _scores(self, t: Any) -> Any:
+        return torchplug.rand_like(t)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float) -> Any:  # type: ignore[override]
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredByScore):
     """Prunes the ``amount`` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
+    _largest = False
 
-    def __init__(self, amount: int | float) -> None:
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Any, default_mask: Any) -> Any:
-        n_prune = _amount_to_count(self.amount, t.nelement())
-        _validate_amount(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=torchplug.contiguous_format)
-        if n_prune != 0:
-            smallest = torchplug.topk(torchplug.abs(t).view(-1), k=n_prune, largest=False)
-            mask.view(-1)[smallest.indices] = 0
-        return mask
+    def _scores(self, t: Any) -> Any:
+        return torchplug.abs(t)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float,  # type: ignore[override]

@@ -16,7 +16,7 @@ SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", 
 setup(
     ext_modules=[
         # optional: without a C compiler the install succeeds and torchplug uses its Python path
-        Extension("torchplug._fastpath", ["core/torchplug/_fastpath.c"], optional=not SANITIZE,
+        Extension("torchplug._tensor._fastpath", ["core/torchplug/_tensor/_fastpath.c"], optional=not SANITIZE,
                   extra_compile_args=SANITIZER_FLAGS if SANITIZE else [],
                   extra_link_args=SANITIZER_FLAGS[:2] if SANITIZE else []),
     ],

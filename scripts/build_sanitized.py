@@ -1,7 +1,7 @@
 """Install torchplug and torchplug-cpu with their C extensions built under ASan and UBSan.
 
 ``python scripts/build_sanitized.py DEST`` copies the sources that build the two extensions
-(torchplug._fastpath, torchplug_cpu._ckernels) to ``DEST/src`` -- so the checkout's own builds and
+(torchplug._tensor._fastpath, torchplug_cpu._ckernels) to ``DEST/src`` -- so the checkout's own builds and
 ``build/`` folders are left alone -- and pip-installs them into the running environment with
 ``TORCHPLUG_SANITIZE=1``, which makes both setup.py files compile with
 ``-fsanitize=address,undefined -fno-omit-frame-pointer -O1`` and makes the extensions required:
@@ -28,7 +28,7 @@ _SKIP = shutil.ignore_patterns("*.so", "*.o", "__pycache__", "*.egg-info", "buil
 
 VERIFY = """
 import pathlib, sys
-import torchplug, torchplug._fastpath as fp, torchplug._new_tensor as nt
+import torchplug, torchplug._tensor._fastpath as fp, torchplug._tensor.construct as nt
 import torchplug_cpu._ckernels as ck, torchplug_cpu._native as native
 root = pathlib.Path(sys.argv[1])
 in_tree = {root / "core" / "torchplug", root / "backends" / "cpu" / "torchplug_cpu"}

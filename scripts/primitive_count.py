@@ -35,7 +35,7 @@ def _sections() -> dict[str, str]:
 def compute() -> dict[str, object]:
     """Primitives (by section), composite count and each backend's coverage of the primitives."""
     import torchplug  # noqa: F401
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
     from torchplug._dispatch.dispatcher import DISPATCHER
     from torchplug._plugins import ensure_loaded
 

@@ -48,7 +48,7 @@ TABLE = KernelTable("Toy")
 _state = {}
 
 def _wrap(arr):
-    from torchplug._tensor import make_tensor
+    from torchplug._tensor.tensor import make_tensor
     from torchplug import _dtype as D
     return make_tensor(arr, D.from_numpy_dtype(arr.dtype), _state["device"], _state["keyset"])
 

@@ -297,8 +297,8 @@ def test_random_on_complex_raises_as_torch(case, dtype):
 
 @pytest.mark.parametrize("device_type", ["cuda", "mps"])
 def test_installed_device_module_has_every_placeholder_name(device_type):
-    from torchplug._backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
-    from torchplug._device_placeholder import placeholder_module
+    from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES, registered_backends
+    from torchplug._runtime.device_placeholder import placeholder_module
 
     if device_type not in registered_backends():
         pytest.skip(f"the {device_type} backend is not installed")
@@ -311,7 +311,7 @@ def test_installed_device_module_has_every_placeholder_name(device_type):
 
 
 def test_cuda_is_tf32_supported_without_a_gpu():
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     if "cuda" not in registered_backends():
         pytest.skip("the cuda backend is not installed")
@@ -322,7 +322,7 @@ def test_cuda_is_tf32_supported_without_a_gpu():
 
 
 def test_mps_memory_functions(monkeypatch):
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     if "mps" not in registered_backends():
         pytest.skip("the mps backend is not installed")

@@ -57,7 +57,7 @@ def test_inplace_functions(name, args):
 
 
 def test_inplace_function_names_exist_in_torch():
-    from torchplug._pyfuncs.surface import _INPLACE_FUNCTIONS
+    from torchplug._ops.pyfuncs.surface import _INPLACE_FUNCTIONS
 
     assert [n for n in _INPLACE_FUNCTIONS if not hasattr(torch, n)] == []
     assert all(callable(getattr(tp, n)) for n in _INPLACE_FUNCTIONS)
@@ -553,7 +553,7 @@ def test_nonzero_static_ravel_and_more():
 
 
 def test_math_surface_names_exist_in_torch():
-    from torchplug._pyfuncs import surface, surface_linalg, surface_tensor
+    from torchplug._ops.pyfuncs import surface, surface_linalg, surface_tensor
 
     for module in (surface, surface_linalg, surface_tensor):
         public = [n for n in module.FUNCTIONS if not n.startswith("_")]

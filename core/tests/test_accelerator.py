@@ -13,8 +13,9 @@ import pytest
 
 import torchplug as torch
 from torchplug import accelerator
-from torchplug._backends import Backend, register_backend, registered_backends, unregister_backend
-from torchplug._device_module import SURFACE
+from torchplug._runtime.backends import Backend, registered_backends
+from torchplug._runtime.registration import register_backend, unregister_backend
+from torchplug._runtime.device_module import SURFACE
 
 
 def run_clean(code: str, **env: str) -> dict:

@@ -14,7 +14,8 @@ import pytest
 
 import torchplug as torch
 from torchplug import accelerator
-from torchplug._backends import Backend, register_backend, registered_backends, unregister_backend
+from torchplug._runtime.backends import Backend, registered_backends
+from torchplug._runtime.registration import register_backend, unregister_backend
 
 LINUX = sys.platform.startswith("linux")
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import torchplug as torch
-from torchplug._allocator import (
+from torchplug._runtime.allocator import (
     METRICS, POOLS, SMALL_SIZE, STAT_NAMES, DeviceAllocator, MemoryEvent, OutOfMemoryError, TrackedStorage,
 )
 from torchplug._plugins import MANAGER
@@ -176,7 +176,7 @@ def test_plugin_subscriber_sees_every_alloc_and_free(quiet_gc):
 
 
 def _cpu_alloc():
-    from torchplug._contract import allocator_of
+    from torchplug._runtime.contract import allocator_of
 
     return allocator_of("cpu")
 

@@ -15,10 +15,10 @@ import pytest
 
 import torchplug
 from torchplug.__main__ import compat_report, main
-from torchplug._compat.coverage import coverage, resolve_module, select_modules, supports
+from torchplug._doctor.compat_coverage import coverage, resolve_module, select_modules, supports
 from torchplug._compat.missing import Unsupported
 from torchplug._compat.reference import MODULES, names, reference, torch_version
-from torchplug._compat.report import DOC_COMMAND, parse_markdown_supported
+from torchplug._doctor.compat_report import DOC_COMMAND, parse_markdown_supported
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "compat.md"
@@ -28,7 +28,7 @@ FULL_INSTALL_PLUGINS = {"nn", "autograd", "amp"}
 
 
 def _full_install() -> bool:
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
     from torchplug._plugins.manager import MANAGER
 
     MANAGER.ensure_loaded()
@@ -159,7 +159,7 @@ def test_cli_runs_without_torch() -> None:
 def test_resolution_imports_no_other_package() -> None:
     code = (
         "import sys, torchplug\ntorchplug.nn\nbefore = {m.split('.')[0] for m in sys.modules}\n"
-        "from torchplug._compat.coverage import coverage\ncoverage()\n"
+        "from torchplug._doctor.compat_coverage import coverage\ncoverage()\n"
         "print('NEW:', sorted({m.split('.')[0] for m in sys.modules} - before))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

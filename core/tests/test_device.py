@@ -36,7 +36,7 @@ def test_malformed_strings(bad: str) -> None:
 def test_unknown_type_lists_known_and_names_distribution() -> None:
     with pytest.raises(RuntimeError, match=r"Unknown device type 'cdua'\. Available device types are \[.*'cpu'.*\]"):
         torchplug.device("cdua")
-    from torchplug._backends import registered_backends, unknown_device_message
+    from torchplug._runtime.backends import registered_backends, unknown_device_message
 
     # The distribution is named with the command that installs it from this repository (no index has it).
     expected = r"'torchplug-cuda' distribution, which ships in the torchplug repository: pip install -e \S*backends/cuda"

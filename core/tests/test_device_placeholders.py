@@ -14,11 +14,12 @@ import warnings
 import pytest
 
 import torchplug as torch
-from torchplug._backends import WELL_KNOWN_DEVICE_TYPES, install_command
-from torchplug._device_module import SURFACE
-from torchplug._allocator import OutOfMemoryError
-from torchplug._device_placeholder import is_placeholder, missing_backend_message, placeholder_module
-from torchplug._streams import StreamContext
+from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES, install_command
+from torchplug._runtime.device_module import SURFACE
+from torchplug._runtime.allocator import OutOfMemoryError
+from torchplug._runtime.device_placeholder import is_placeholder, placeholder_module
+from torchplug._runtime.backends import missing_backend_message
+from torchplug._runtime.streams import StreamContext
 
 
 def run_clean(code: str, **env: str) -> dict:
@@ -99,7 +100,7 @@ def test_placeholder_agrees_with_torch_built_without_cuda():
 
 
 def test_not_installed_message_names_distribution_and_repository_command(monkeypatch):
-    monkeypatch.setattr("torchplug._backends.missing_device_reason", [])  # nothing blocked or failed
+    monkeypatch.setattr("torchplug._runtime.backends.missing_device_reason", [])  # nothing blocked or failed
     msg = missing_backend_message("cuda", "torchplug.cuda.current_device()")
     assert msg.startswith("torchplug.cuda.current_device() needs a 'cuda' device, but no backend for the 'cuda' device "
                           "type is installed.")
@@ -150,7 +151,7 @@ def test_a_backend_registered_later_replaces_the_placeholder():
     from types import SimpleNamespace
 
     from torchplug import plugins
-    from torchplug._backends import Backend
+    from torchplug._runtime.backends import Backend
     from torchplug.hookspecs import hookimpl
 
     import torchplug.xpu as before  # noqa: F401 - cached in sys.modules as the placeholder
@@ -203,7 +204,7 @@ def test_cuda_amp_and_typed_tensors_without_a_cuda_backend():
 
 
 def test_cuda_module_of_the_backend_has_the_legacy_names_too(monkeypatch):
-    if "cuda" not in torch._backends.registered_backends():
+    if "cuda" not in torch._runtime.backends.registered_backends():
         pytest.skip("torchplug-cuda is not installed")
     monkeypatch.setenv("TORCHPLUG_CUDA_EMULATE", "1")  # the emulated device: usable without a GPU
     assert not is_placeholder(torch.cuda)

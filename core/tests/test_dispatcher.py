@@ -202,7 +202,7 @@ def test_alias_key_autograd_fills_every_autograd_key(lib):
 
 def test_backend_select_routes_factories_by_device(lib):
     lib.define("make(int n, *, Device? device=None) -> Tensor", tags=("factory",))
-    from torchplug._core_kernels import backend_select_kernel
+    from torchplug._ops.core_kernels import backend_select_kernel
 
     lib.impl("make", backend_select_kernel(DISPATCHER.entry("disptest::make")), "BackendSelect", with_keyset=True)
     lib.impl("make", lambda n, device: torchplug.full((n,), 7.0, device=device), "CPU")

@@ -130,7 +130,7 @@ def test_unknown_dlpack_device_names_what_to_install():
 
 
 def test_cuda_backend_declares_cuda_dlpack_memory():
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     backend = registered_backends().get("cuda")
     if backend is None:

@@ -1,4 +1,4 @@
-"""Tests for torchplug._dtype: dtype objects, promotion, casting, default dtype, finfo/iinfo."""
+"""Tests for torchplug._base.dtype: dtype objects, promotion, casting, default dtype, finfo/iinfo."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +15,7 @@ _CORE = str(Path(__file__).resolve().parents[1])
 if _CORE not in sys.path:
     sys.path.insert(0, _CORE)
 
-from torchplug import _dtype as D  # noqa: E402
+from torchplug._base import dtype as D  # noqa: E402
 
 ALL = D.ALL_DTYPES
 NAMES = [d.name for d in ALL]

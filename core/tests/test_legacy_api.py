@@ -11,7 +11,7 @@ import pytest
 
 import torchplug as torch
 from torchplug import _compile
-from torchplug._legacy_types import TENSOR_TYPE_NAMES
+from torchplug._tensor.legacy_types import TENSOR_TYPE_NAMES
 
 
 @pytest.fixture

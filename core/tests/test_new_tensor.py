@@ -1,4 +1,4 @@
-"""The C fast path for fresh tensors (torchplug._fastpath) makes the same objects and counter
+"""The C fast path for fresh tensors (torchplug._tensor._fastpath) makes the same objects and counter
 updates as the Python steps it replaces (skips where it was not built)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchplug import _new_tensor as N
-from torchplug._allocator import DeviceAllocator, TrackedStorage
-from torchplug._tensor import Tensor
+from torchplug._tensor import construct as N
+from torchplug._runtime.allocator import DeviceAllocator, TrackedStorage
+from torchplug._tensor.tensor import Tensor
 
 SLOTS = ("_dtype", "_device", "_keyset", "_base", "_requires_grad", "_grad", "_grad_fn", "_autograd_meta")
 COUNTERS = ("cur_b", "cur_n", "peak_b", "peak_n", "tot_b", "tot_n", "lcur_b", "lcur_n", "lpeak_b", "lpeak_n",
@@ -17,7 +17,7 @@ COUNTERS = ("cur_b", "cur_n", "peak_b", "peak_n", "tot_b", "tot_n", "lcur_b", "l
 
 def _fast():
     if not N.ACCELERATED:
-        pytest.skip("torchplug._fastpath was not built (or TORCHPLUG_PURE_PYTHON is set)")
+        pytest.skip("torchplug._tensor._fastpath was not built (or TORCHPLUG_PURE_PYTHON is set)")
     return N.new_tensor
 
 
@@ -66,7 +66,7 @@ def test_slow_path_goes_through_the_python_class():
 
 
 def test_tensor_slots_are_checked_at_configure():
-    fastpath = pytest.importorskip("torchplug._fastpath")
+    fastpath = pytest.importorskip("torchplug._tensor._fastpath")
 
     class NotATensor:
         __slots__ = ("_data",)
@@ -98,7 +98,7 @@ def test_new_view_shares_storage():
 
 def test_backend_imported_before_torchplug_keeps_autograd_working():
     # regression: importing a backend's kernels first made the C path's import probe
-    # torchplug.__getattr__, loading the autograd plugin while torchplug._new_tensor was half made
+    # torchplug.__getattr__, loading the autograd plugin while torchplug._tensor.construct was half made
     import subprocess
     import sys
 
@@ -115,7 +115,7 @@ _TENSOR_SLOTS = ("_data", "_dtype", "_device", "_keyset", "_storage", "_base", "
 
 
 def test_configure_refuses_member_descriptors_of_unrelated_classes():
-    fastpath = pytest.importorskip("torchplug._fastpath")
+    fastpath = pytest.importorskip("torchplug._tensor._fastpath")
 
     class Wide:  # slots far past the end of a small object
         __slots__ = tuple(f"pad{i}" for i in range(32)) + _TENSOR_SLOTS
@@ -132,7 +132,7 @@ def test_configure_refuses_member_descriptors_of_unrelated_classes():
 
 def test_a_failed_configure_keeps_the_previous_configuration():
     fast = _fast()
-    fastpath = pytest.importorskip("torchplug._fastpath")
+    fastpath = pytest.importorskip("torchplug._tensor._fastpath")
 
     class Partial:  # its first slots are found before the missing one fails
         __slots__ = ("_grad_fn", "_autograd_meta", "_data")
@@ -175,7 +175,7 @@ def test_counters_past_int64_get_the_python_arithmetic(start):
 
 def test_the_c_del_refuses_storages_of_replaced_classes():
     _fast()
-    fastpath = pytest.importorskip("torchplug._fastpath")
+    fastpath = pytest.importorskip("torchplug._tensor._fastpath")
     arr = np.zeros(4, np.float32)
     t = N.new_tensor(arr, "float32", "cpu", 5, _stats(), arr.nbytes)
     old_del = TrackedStorage.__dict__["__del__"]

@@ -10,9 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torchplug as tp  # noqa: E402
-from torchplug import _printing  # noqa: E402
-from torchplug._backends import Backend, register_backend, unregister_backend  # noqa: E402
-from torchplug._tensor import make_tensor  # noqa: E402
+from torchplug._tensor import printing as _printing  # noqa: E402
+from torchplug._runtime.backends import Backend  # noqa: E402
+from torchplug._runtime.registration import register_backend, unregister_backend
+from torchplug._tensor.tensor import make_tensor  # noqa: E402
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
           "complex64", "complex128"]

@@ -9,7 +9,7 @@ import types
 import pytest
 
 import torchplug
-from torchplug._shadow import check_not_shadowed, shadowing_message
+from torchplug._base.shadow import check_not_shadowed, shadowing_message
 
 
 def _run(code_or_module: list[str], cwd) -> subprocess.CompletedProcess:

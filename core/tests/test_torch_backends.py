@@ -8,7 +8,7 @@ import pytest
 
 import torchplug as torch
 from torchplug import backends
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_matmul_precision_and_allow_tf32_are_one_setting(real):
 
 
 def test_precision_changes_reach_subscribers():
-    from torchplug._flags import on_change
+    from torchplug._base.flags import on_change
 
     seen = []
     unsubscribe = on_change(lambda name, value: seen.append((name, value)))

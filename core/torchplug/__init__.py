@@ -3,6 +3,20 @@
 ``import torchplug as torch`` runs ordinary PyTorch code.  The core defines tensors, dtypes,
 devices, dispatch keys, operator schemas and the dispatcher; backends (cpu, meta, ...) and
 core-layer plugins arrive through entry points.  ``python -m torchplug`` shows what is installed.
+
+The core's layers, lowest first; each imports only the ones before it (checked by import-linter,
+``.importlinter``), and this module assembles the public API from all of them:
+
+``_base``      dtypes, layouts, Size, global flags, the upcall slots
+``_compat``    PyTorch's public names and the "not supported yet" errors
+``_dispatch``  keys, schemas' parser, the dispatcher, codegen, ``Library``, the aten call namespace
+``_schemas``   the aten operator table (data)
+``_runtime``   devices, the backend registry and contract, storage, allocator, streams, generators,
+               device modules, the accelerator choice
+``_tensor``    Tensor, views' metadata, creation, printing, indexing, methods, legacy types
+``_ops``       composites, kernels the core registers, the generated and hand-written functions
+``_plugins``   plugin discovery and hooks, exposure of plugin modules, introspection
+``_library``   custom operators (``torchplug.library.custom_op`` and friends)
 """
 
 from __future__ import annotations
@@ -10,57 +24,81 @@ from __future__ import annotations
 import builtins as _builtins
 import math as _math
 
-from . import _dtype
-from ._converters import install_converters as _install_converters
+from torchplug._base import dtype as _dtype
+from torchplug._tensor.converters import install_converters as _install_converters
+
+
+def _wire_layers() -> None:
+    """The composition root.  The core's layers (listed in the module docstring) import only downwards; the few
+    calls a lower layer makes upwards are plugged in here, once: plugin loading, plugin status and exposed
+    names for the runtime, tensor and op layers (:mod:`torchplug._base.upcalls`), the Tensor's
+    per-device members for the backend registry's listeners, and device modules' legacy names for exposure's."""
+    from torchplug._base import upcalls
+    from torchplug._plugins.exposure import EXPOSE_LISTENERS
+    from torchplug._plugins.lookup import after_expose, resolve
+    from torchplug._plugins.manager import MANAGER
+    from torchplug._runtime.registration import DEVICE_TYPE_LISTENERS
+    from torchplug._tensor.tensor import install_device_members, uninstall_device_members
+
+    def plugin_status(name: str) -> tuple[str, str] | None:
+        record = MANAGER.records.get(name)
+        return None if record is None else (record.status, record.reason or "")
+
+    upcalls.register(load=MANAGER.ensure_loaded, status=plugin_status, exposed=resolve)
+    DEVICE_TYPE_LISTENERS.append((install_device_members, uninstall_device_members))
+    EXPOSE_LISTENERS.append(after_expose)
+
+
+_wire_layers()
 
 _install_converters()
 
-from . import _ops  # noqa: E402  (registers the op-object factory before any define)
-from ._core_kernels import CORE_OWNER as _CORE_OWNER, register_core as _register_core  # noqa: E402
-from .library import Library as _Library  # noqa: E402
+from torchplug._ops import namespace as _ops  # noqa: E402  (registers the op-object factory before any define)
+from torchplug._ops.core_kernels import CORE_OWNER as _CORE_OWNER, register_core as _register_core  # noqa: E402
+from torchplug._dispatch.library import Library as _Library  # noqa: E402
 
 _register_core(_Library("aten", "DEF", owner=_CORE_OWNER))
 
-from ._bindings import install_bindings as _install_bindings, return_types  # noqa: E402
-from ._tensor_methods import install_tensor_methods as _install_tensor_methods  # noqa: E402
+from torchplug._ops.bindings import install_bindings as _install_bindings, return_types  # noqa: E402
+from torchplug._tensor.methods import install_tensor_methods as _install_tensor_methods  # noqa: E402
 
 _install_bindings(globals())
 _install_tensor_methods()
 
-from ._indexing import install_indexing as _install_indexing  # noqa: E402
+from torchplug._tensor.indexing import install_indexing as _install_indexing  # noqa: E402
 
 _install_indexing()
 
-from ._backends import Backend  # noqa: E402
-from ._creation import (  # noqa: E402
+from torchplug._runtime.backends import Backend  # noqa: E402
+from torchplug._tensor.creation import (  # noqa: E402
     arange, as_tensor, asarray, bernoulli, empty, empty_like, empty_strided, eye, from_numpy, full, full_like,
     linspace, logspace, multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
     randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like,
 )
-from ._device import device, get_default_device, set_default_device  # noqa: E402
-from ._dtype import (  # noqa: E402
+from torchplug._runtime.device import device, get_default_device, set_default_device  # noqa: E402
+from torchplug._base.dtype import (  # noqa: E402
     bfloat16, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float8_e4m3fn, float8_e5m2,
     float16, float32, float64, get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types,
     set_default_dtype, short, uint8,
 )
-from ._dtype import bool_ as bool  # noqa: E402, A001
-from ._dtype import float as float  # noqa: E402, A001
-from ._dtype import int as int  # noqa: E402, A001
-from ._ops import list_ops, ops  # noqa: E402
-from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided  # noqa: E402
-from ._printing import get_printoptions, set_printoptions  # noqa: E402
-from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
-from ._tensor import Size, Tensor  # noqa: E402
-from . import library, plugins, random, version  # noqa: E402
-from ._introspect import explain, result_type  # noqa: E402
-from ._compile import compile  # noqa: E402, A004  (eager: see torchplug._compile)
-from ._flags import (  # noqa: E402
+from torchplug._base.dtype import bool_ as bool  # noqa: E402, A001
+from torchplug._base.dtype import float as float  # noqa: E402, A001
+from torchplug._base.dtype import int as int  # noqa: E402, A001
+from torchplug._ops.namespace import list_ops, ops  # noqa: E402
+from torchplug._base.layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided  # noqa: E402
+from torchplug._tensor.printing import get_printoptions, set_printoptions  # noqa: E402
+from torchplug._runtime.generator import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from torchplug._tensor.tensor import Size, Tensor  # noqa: E402
+from torchplug import library, plugins, random, version  # noqa: E402
+from torchplug._plugins.introspect import explain, result_type  # noqa: E402
+from torchplug._compile import compile  # noqa: E402, A004  (eager: see torchplug._compile)
+from torchplug._base.flags import (  # noqa: E402
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
-from ._legacy_types import host_tensor_types as _host_tensor_types  # noqa: E402
-from .utils.dlpack import from_dlpack  # noqa: E402
+from torchplug._tensor.legacy_types import host_tensor_types as _host_tensor_types  # noqa: E402
+from torchplug.utils.dlpack import from_dlpack  # noqa: E402
 
 globals().update(_host_tensor_types())  # FloatTensor, LongTensor, ... (PyTorch's legacy typed constructors)
 
@@ -88,8 +126,8 @@ def numel(input: Tensor) -> _builtins.int:
 
 
 def _thread_backends() -> list:
-    from ._backends import registered_backends
-    from ._plugins.manager import MANAGER
+    from torchplug._runtime.backends import registered_backends
+    from torchplug._plugins.manager import MANAGER
 
     MANAGER.ensure_loaded()
     return [b for b in registered_backends().values() if b.intra_op_threads is not None]
@@ -112,17 +150,17 @@ def set_num_threads(n: _builtins.int) -> None:
         backend.intra_op_threads(n)
 
 
-from ._plugins.exposure import install_finder as _install_finder, resolve as _resolve_exposed  # noqa: E402
+from torchplug._plugins.lookup import install_finder as _install_finder, resolve as _resolve_exposed  # noqa: E402
 
 _install_finder()
 
-from ._compat.missing import attach_loaded as _compat_attach_loaded  # noqa: E402
+from torchplug._compat.missing import attach_loaded as _compat_attach_loaded  # noqa: E402
 
 
 def _install_compat_placeholders() -> None:
     # Tensor attributes PyTorch has and torchplug lacks raise "not supported yet" (see torchplug._compat)
-    from ._compat.missing import install_tensor_placeholders
-    from ._compat.reference import names
+    from torchplug._compat.missing import install_tensor_placeholders
+    from torchplug._compat.reference import names
 
     install_tensor_placeholders(Tensor, names("torch.Tensor"))
 

@@ -18,7 +18,7 @@ __all__ = ["main", "doctor_report", "compat_report"]
 def doctor_report() -> str:
     """The doctor's text: plugins, devices, keys, kernels per backend."""
     import torchplug
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
     from torchplug._dispatch import keys as K
     from torchplug._dispatch.dispatcher import DISPATCHER
     from torchplug._plugins import MANAGER
@@ -36,7 +36,7 @@ def doctor_report() -> str:
     lines.append("Device types:")
     backends = registered_backends()
     if not backends:
-        from torchplug._backends import install_command
+        from torchplug._runtime.backends import install_command
 
         lines.append(f"  (none: install a backend, e.g. {install_command('cpu')})")
     for name, b in backends.items():
@@ -78,8 +78,8 @@ def doctor_report() -> str:
 
 def _missing_device_types(backends: dict[str, object]) -> list[str]:
     """Well-known device types without a backend: torchplug.<type> answers as a placeholder."""
-    from torchplug._backends import WELL_KNOWN_DEVICE_TYPES
-    from torchplug._device_placeholder import missing_backend_message
+    from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES
+    from torchplug._runtime.backends import missing_backend_message
 
     missing = [t for t in WELL_KNOWN_DEVICE_TYPES if t not in backends]
     if not missing:
@@ -135,8 +135,8 @@ def _accelerator_section() -> list[str]:
     """Accelerators in priority order, the current one, and each device type's allocator stats."""
     import os
 
-    from torchplug import accelerator
-    from torchplug._backends import registered_backends
+    from torchplug._runtime import accelerator_choice as accelerator
+    from torchplug._runtime.backends import registered_backends
 
     lines = ["Accelerators (most preferred first):"]
     try:
@@ -220,7 +220,7 @@ def _safe(fn: object) -> str:
 def op_report(name: str) -> str:
     """One operator: schema, tags, registered kernels and the computed table."""
     import torchplug
-    from torchplug._introspect import _entry_of, kernel_table
+    from torchplug._plugins.introspect import _entry_of, kernel_table
 
     entry = _entry_of(name)
     lines = [f"{entry.name}", f"  schema:     {entry.schema}", f"  defined by: {entry.defined_by}"]
@@ -241,7 +241,7 @@ def op_report(name: str) -> str:
 def demo() -> str:
     """A short tensor demo on every registered device that can be used now (the others say why not)."""
     import torchplug as torch
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     out = []
     for name, backend in registered_backends().items():
@@ -270,8 +270,8 @@ def _usable(backend: object) -> bool:
 
 def compat_report(modules: list[str] | None = None, fmt: str = "text") -> str:
     """PyTorch's public names that torchplug provides, per module (``fmt``: text, json or markdown)."""
-    from torchplug._compat.coverage import coverage
-    from torchplug._compat.report import json_report, markdown_report, text_report
+    from torchplug._doctor.compat_coverage import coverage
+    from torchplug._doctor.compat_report import json_report, markdown_report, text_report
 
     rows = coverage(modules)
     return {"text": text_report, "json": json_report, "markdown": markdown_report}[fmt](rows)
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:  # an unknown --module: the message lists the known ones
             parser.error(str(exc))
         return 0
-    from torchplug._shadow import shadowing_message
+    from torchplug._base.shadow import shadowing_message
 
     shadowed = shadowing_message()  # a folder named 'torchplug' hides the package: nothing below would work
     if shadowed:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._compile import BACKENDS, compile
+from torchplug._compile import BACKENDS, compile
 
 __all__ = [
     "compile", "disable", "is_compiling", "is_dynamo_compiling", "is_exporting", "reset", "allow_in_graph",

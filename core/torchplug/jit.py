@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from ._compile import warn_once
+from torchplug._compile import warn_once
 
 __all__ = [
     "script", "trace", "trace_module", "save", "load", "ignore", "unused", "export", "interface", "is_scripting",
@@ -38,7 +38,7 @@ class Error(RuntimeError):
 
 
 def _kind(obj: Any) -> str:
-    from torchplug._tensor import Tensor
+    from torchplug._tensor.tensor import Tensor
 
     return "module" if hasattr(obj, "forward") and not isinstance(obj, Tensor) else "function"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._plugins.manager import ENTRY_POINT_GROUPS, MANAGER, PluginContext, PluginRecord
+from torchplug._plugins.manager import ENTRY_POINT_GROUPS, MANAGER, PluginContext, PluginRecord
 
 __all__ = ["PluginContext", "PluginRecord", "ENTRY_POINT_GROUPS", "report", "load_plugin", "unload_plugin", "get_plugin"]
 

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ._random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from torchplug._runtime.generator import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng", "default_generator"]
 

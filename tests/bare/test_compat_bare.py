@@ -26,7 +26,7 @@ def test_compat_report_works_without_backends(capsys: pytest.CaptureFixture[str]
 
 
 def test_missing_name_of_a_placeholder_device_module_is_explained() -> None:
-    from torchplug._compat.coverage import coverage
+    from torchplug._doctor.compat_coverage import coverage
 
     (row,) = coverage(["torch.cuda"])
     name = row.missing[0]

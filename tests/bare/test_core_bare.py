@@ -39,7 +39,7 @@ def test_requires_grad_without_autograd_plugin_is_explained() -> None:
     import sys
 
     code = (
-        "import torchplug\nfrom torchplug._tensor import autograd_hooks\n"
+        "import torchplug\nfrom torchplug._tensor.tensor import autograd_hooks\n"
         "try:\n    autograd_hooks.require(object(), True)\nexcept RuntimeError as exc:\n    print(exc)\n"
     )
     env = dict(os.environ, TORCHPLUG_BLOCK_PLUGINS="autograd")

@@ -1,4 +1,4 @@
-"""A seeded fuzz corpus for the C extensions (torchplug_cpu._ckernels, torchplug._fastpath).
+"""A seeded fuzz corpus for the C extensions (torchplug_cpu._ckernels, torchplug._tensor._fastpath).
 
 Every case drives a C entry point, directly or through a public op, with random valid or invalid
 arguments.  A case passes when the call succeeds with the right result (checked against NumPy
@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import torchplug
-from torchplug import _new_tensor
+from torchplug._tensor import construct as _new_tensor
 from torchplug_cpu import _common, _native
 
 F = torchplug.nn.functional
@@ -298,7 +298,7 @@ def _raw_nll(rng: random.Random) -> str:
 def _raw_fastpath(rng: random.Random) -> str:
     if not _new_tensor.ACCELERATED:
         return "raw-fastpath:skipped"
-    stats = torchplug._allocator.DeviceAllocator("cpu").stats_for(0)
+    stats = torchplug._runtime.allocator.DeviceAllocator("cpu").stats_for(0)
     arr = np.zeros(rng.randint(0, 8), np.float32)
     nbytes = rng.choice([arr.nbytes, arr.nbytes, -1, -(2 ** 63), 2 ** 63, 2 ** 63 - 1, 2 ** 70, 1.5])
     other = rng.choice([stats, stats, stats, object(), None, 3])
@@ -502,7 +502,7 @@ def _dynamic_symbol_names(path: str) -> bytes:
 
 @pytest.mark.skipif(not SANITIZED, reason="only in the sanitize tox env (TORCHPLUG_EXPECT_SANITIZED=1)")
 def test_the_sanitized_extensions_are_the_ones_loaded():
-    import torchplug._fastpath as fastpath
+    import torchplug._tensor._fastpath as fastpath
     import torchplug_cpu._ckernels as ckernels
 
     assert _new_tensor.ACCELERATED and _native.ckernels is ckernels and _common.ckernels is ckernels

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchplug import _random as R
+from torchplug._runtime import generator as R
 from torchplug_cpu import _stream as S
 
 C = S._C

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import torchplug
-from torchplug import nn_functional_impl as TF
+from torchplug._ops import nn_functional as TF
 
 torch = pytest.importorskip("torch")
 TorchF = torch.nn.functional

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from torchplug import Backend, device
-from torchplug._allocator import DeviceAllocator
+from torchplug._runtime.allocator import DeviceAllocator
 
 from . import _common
 

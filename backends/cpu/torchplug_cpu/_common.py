@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._allocator import TrackedStorage
-from torchplug._new_tensor import new_tensor, new_view
-from torchplug._tensor import Storage, Tensor, make_tensor
+from torchplug._base import dtype as D
+from torchplug._runtime.allocator import TrackedStorage
+from torchplug._tensor.construct import new_tensor, new_view
+from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 
 __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",

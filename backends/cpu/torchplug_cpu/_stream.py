@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _random as R
+from torchplug._runtime import generator as R
 
 __all__ = [
     "FUSED", "fill", "direct_target", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchplug._allocator import OutOfMemoryError
+from torchplug._runtime.allocator import OutOfMemoryError
 from torchplug_cuda._allocator import PoolFigures, malloc_with_retry, oom_message
 
 

@@ -248,8 +248,8 @@ def test_pin_memory_and_pinned_batches(emulated):
 
 
 def test_record_stream_holds_memory_until_the_stream_work_completes(emulated, monkeypatch):
-    from torchplug import _stream_uses
-    from torchplug._streams import Event
+    from torchplug._runtime import stream_uses as _stream_uses
+    from torchplug._runtime.streams import Event
 
     side = torch.cuda.Stream()
     x = torch.ones(1024, device="cuda")

@@ -82,7 +82,7 @@ def test_autocast_dtypes_match_torch(gpu):
 
 
 def test_memory_stats_agree_with_cupy_pool(gpu):
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
 
     alloc = backend_for("cuda").allocator
     x = tp.empty(1 << 20, device="cuda")  # 4 MiB
@@ -101,7 +101,7 @@ def test_memory_stats_agree_with_cupy_pool(gpu):
 
 
 def test_oom_is_catchable_with_figures(gpu):
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
 
     before = tp.cuda.memory_stats()["num_ooms"]
     tp.cuda.set_per_process_memory_fraction(0.01)

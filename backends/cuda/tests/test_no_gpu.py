@@ -62,8 +62,8 @@ def test_reason_names_the_fix(no_gpu):
 
 
 def test_device_module_has_the_surface_and_cuda_extras(no_gpu):
-    from torchplug._backends import backend_for
-    from torchplug._device_module import SURFACE
+    from torchplug._runtime.backends import backend_for
+    from torchplug._runtime.device_module import SURFACE
     from torchplug_cuda.device_module import CUDA_EXTRAS
 
     generic = backend_for("cuda").device_module

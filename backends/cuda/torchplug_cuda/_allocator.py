@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from torchplug._allocator import DeviceAllocator, OutOfMemoryError
+from torchplug._runtime.allocator import DeviceAllocator, OutOfMemoryError
 
 from . import _alloc_conf
 

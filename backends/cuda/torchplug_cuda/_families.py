@@ -72,7 +72,7 @@ def bind_device(mode: str | None, index: int) -> None:
 
 def run_on_device(index: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     """Call ``fn(*args)`` with CuPy's current device ``index`` and the thread's current stream."""
-    from torchplug._streams import current_stream_if_set
+    from torchplug._runtime.streams import current_stream_if_set
 
     from ._runtime import cupy
 

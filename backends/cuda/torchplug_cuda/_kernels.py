@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 from torchplug.library import KernelTable
 
 from . import _runtime, _state
@@ -161,7 +161,7 @@ BFLOAT16_ERROR = ("bfloat16 is not supported on the cuda device under CuPy: CuPy
 
 def _refuse_bfloat16(args: tuple[Any, ...], off: int) -> None:
     """A clear error instead of CuPy's for bfloat16 tensors or dtype= arguments (GPU only)."""
-    from torchplug import _dtype as D
+    from torchplug._base import dtype as D
 
     bf16 = D.bfloat16
     for value in args[off:]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug._flags import get_float32_matmul_precision, on_change
+from torchplug._base.flags import get_float32_matmul_precision, on_change
 
 __all__ = ["COMPUTE_TYPES", "float32_compute_type", "applied", "install"]
 

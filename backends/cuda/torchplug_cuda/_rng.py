@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug._contract import HostRNG
+from torchplug._runtime.generator import HostRNG
 
 __all__ = ["CudaRNG"]
 

@@ -59,7 +59,7 @@ def _probe() -> tuple[Any, str]:
     try:
         import cupy as cp
     except ImportError as exc:
-        from torchplug._backends import install_command
+        from torchplug._runtime.backends import install_command
 
         return None, (f"{NO_DEVICE}: CuPy is not installed ({exc}). Install the backend with the extra matching "
                       f"your CUDA major version: {install_command('cuda', 'cuda12')} (or [cuda13])")
@@ -96,7 +96,7 @@ def cupy() -> Any:
 
 
 def _reason() -> str:
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     if emulated_device_count() and "cpu" not in registered_backends():
         return (f"{EMULATE_VAR} runs the cuda backend's shared kernels on NumPy, but the cpu backend "
@@ -125,7 +125,7 @@ class CUDARuntime:
 
     def is_available(self) -> bool:
         if emulated_device_count():
-            from torchplug._backends import registered_backends
+            from torchplug._runtime.backends import registered_backends
 
             return "cpu" in registered_backends()
         return probe()[0] is not None
@@ -178,7 +178,7 @@ class CUDARuntime:
         return device_properties(index or 0)["name"]
 
     def amp_supported_dtypes(self) -> list[Any]:
-        from torchplug import _dtype as D
+        from torchplug._base import dtype as D
 
         return [D.float16, D.bfloat16]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug._streams import SynchronousStreams
+from torchplug._runtime.streams import SynchronousStreams
 
 from . import _runtime
 

@@ -1,6 +1,6 @@
 """``torchplug.cuda``: the generated device-module surface plus ``torch.cuda``'s own functions.
 
-The core builds the contract surface (``torchplug._device_module.SURFACE``) for every backend;
+The core builds the contract surface (``torchplug._runtime.device_module.SURFACE``) for every backend;
 that module stays ``backend.device_module``, identical in names to every other device module.
 ``torchplug.cuda`` is a module with the same objects plus CUDA's own names, as ``torch.cuda``
 has more than the generic surface: device properties and capability, ``mem_get_info``,
@@ -44,7 +44,7 @@ class CudaDeviceProperties:
 
 def build(backend: Any) -> ModuleType:
     """``torchplug.cuda`` for the registered cuda ``backend``."""
-    from torchplug._device_module import device_index_of
+    from torchplug._runtime.device_module import device_index_of
 
     generic = backend.device_module
     mod = ModuleType("torchplug.cuda", __doc__)

@@ -25,8 +25,8 @@ def _require_mode() -> str:
 
 def from_dlpack(obj: Any) -> Any:
     """A cuda tensor sharing ``obj``'s memory (zero-copy)."""
-    from torchplug._dtype import from_numpy_dtype
-    from torchplug._tensor import Storage, make_tensor
+    from torchplug._base.dtype import from_numpy_dtype
+    from torchplug._tensor.tensor import Storage, make_tensor
 
     mode = _require_mode()
     if mode == "emulate":

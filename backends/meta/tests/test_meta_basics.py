@@ -7,7 +7,7 @@ import time
 import pytest
 
 import torchplug
-from torchplug._composites import COMPOSITES
+from torchplug._ops.composites import COMPOSITES
 from torchplug._dispatch.dispatcher import DISPATCHER
 from torchplug._schemas import expand_table
 
@@ -20,7 +20,7 @@ def meta(*shape, dtype=torchplug.float32):
 
 # ---- registration ------------------------------------------------------------------------------------
 def test_backend_registered():
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
 
     b = backend_for("meta")
     assert b.key_name == "Meta" and not b.has_data and not b.is_host and b.high_priority
@@ -238,7 +238,7 @@ def test_mixed_cpu_and_meta_tensors_raise_like_torch():
 
 
 def test_mixed_dispatch_selects_meta_kernel():
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
     from torchplug._dispatch import keys as K
 
     ks = backend_for("cpu").keyset | backend_for("meta").keyset

@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 import torchplug
-from torchplug import nn_functional_impl as TF
+from torchplug._ops import nn_functional as TF
 
 torch = pytest.importorskip("torch")
 

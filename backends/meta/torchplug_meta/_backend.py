@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from torchplug import Backend
-from torchplug._allocator import DeviceAllocator
-from torchplug._contract import NoRNG
+from torchplug._runtime.allocator import DeviceAllocator
+from torchplug._runtime.contract import NoRNG
 
 from . import _common
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._composites import scalar_type_name
-from torchplug._allocator import TrackedStorage
-from torchplug._tensor import Tensor, _wrap_dim, make_tensor
+from torchplug._base import dtype as D
+from torchplug._ops.composites import scalar_type_name
+from torchplug._runtime.allocator import TrackedStorage
+from torchplug._tensor.tensor import Tensor, _wrap_dim, make_tensor
 
 from ._payload import MetaArray, contiguous_strides, storage_bytes
 

@@ -178,7 +178,7 @@ def test_rng_is_per_device(emulated):
 
 
 def test_kernels_are_the_cpu_kernels_behind_a_guard(emulated):
-    from torchplug._introspect import kernel_table  # noqa: F401
+    from torchplug._plugins.introspect import kernel_table  # noqa: F401
     from torchplug.library import get_kernel
 
     mps_add = get_kernel(torch.ops.aten.add.Tensor, "MPS")
@@ -215,7 +215,7 @@ def test_memory_statistics_exact(emulated, quiet_gc):
 
 
 def test_memory_events_and_snapshot_on_mps(emulated, quiet_gc):
-    from torchplug._allocator import subscribe
+    from torchplug._runtime.allocator import subscribe
 
     seen = []
     with subscribe(seen.append, "mps"):

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from torchplug import Backend
-from torchplug._allocator import DeviceAllocator, TrackedStorage
-from torchplug._contract import HostRNG
-from torchplug._streams import SynchronousStreams
+from torchplug._runtime.allocator import DeviceAllocator, TrackedStorage
+from torchplug._runtime.generator import HostRNG
+from torchplug._runtime.streams import SynchronousStreams
 
 from . import _runtime, _state
 
@@ -28,8 +28,8 @@ def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
     arr = np.array(array, copy=True, order="K")
     if arr.dtype == np.float64:
         raise TypeError(_runtime.FLOAT64_ERROR)
-    from torchplug._dtype import from_numpy_dtype
-    from torchplug._tensor import make_tensor
+    from torchplug._base.dtype import from_numpy_dtype
+    from torchplug._tensor.tensor import make_tensor
 
     return make_tensor(arr, from_numpy_dtype(arr.dtype), _state.MPS, _state.KEYSET, TrackedStorage(arr.nbytes, _state.MPS, arr, _state.STATS))
 

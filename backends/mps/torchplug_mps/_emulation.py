@@ -9,7 +9,7 @@ behaviour, then runs the cpu kernel and re-homes what it created onto the mps de
   cross-device copy every ``.to()`` goes through) and index arguments;
 - random ops draw from the mps generator (``torchplug.mps.manual_seed``) unless given one;
 - fresh results get the mps device and key set, and their buffers move from the cpu allocator
-  to the mps allocator (``torchplug._allocator.rehome``): mps statistics stay exact and cpu's
+  to the mps allocator (``torchplug._runtime.allocator.rehome``): mps statistics stay exact and cpu's
   forget the buffer.  Scratch tensors a cpu kernel frees before returning still show in cpu's
   cumulative counters.
 """
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torchplug import _dtype as D
-from torchplug._allocator import rehome
-from torchplug._tensor import Tensor
+from torchplug._base import dtype as D
+from torchplug._runtime.allocator import rehome
+from torchplug._tensor.tensor import Tensor
 from torchplug.library import KernelTable
 
 from . import _runtime, _state

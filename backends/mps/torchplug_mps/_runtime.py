@@ -21,7 +21,7 @@ def emulating() -> bool:
 
 
 def _why() -> str:
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     if emulating() and "cpu" not in registered_backends():
         return ("TORCHPLUG_MPS_EMULATE=1 runs the mps device on the cpu backend's NumPy kernels, but the cpu "
@@ -44,7 +44,7 @@ class MPSRuntime:
     def is_available(self) -> bool:
         if not emulating():
             return False
-        from torchplug._backends import registered_backends
+        from torchplug._runtime.backends import registered_backends
 
         return "cpu" in registered_backends()
 
@@ -71,6 +71,6 @@ class MPSRuntime:
         return "MPS (emulated on NumPy)"
 
     def amp_supported_dtypes(self) -> list[Any]:
-        from torchplug import _dtype as D
+        from torchplug._base import dtype as D
 
         return [D.float16, D.bfloat16]

@@ -1,6 +1,6 @@
 """``torchplug.mps``: the generated device-module surface plus ``torch.mps``'s own memory functions.
 
-The core builds the contract surface (``torchplug._device_module.SURFACE``) for every backend; that
+The core builds the contract surface (``torchplug._runtime.device_module.SURFACE``) for every backend; that
 module stays ``backend.device_module``.  ``torchplug.mps`` is a module with the same objects plus
 the names ``torch.mps`` has beyond it (and that the placeholder module offers when this backend is
 not installed): ``current_allocated_memory``, ``driver_allocated_memory``,

@@ -10,10 +10,11 @@ are left out of ``dir(tensor)`` (``dir(torchplug.Tensor)``, the class's own list
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, Callable
 
-from .reference import MODULES, has_name, torch_version, torchplug_name
+from torchplug._compat.reference import MODULES, has_name, torch_version, torchplug_name
 
 __all__ = ["unsupported_error", "missing_attribute", "fallback_getattr", "attach", "attach_loaded",
            "attach_device_module", "Unsupported", "install_tensor_placeholders", "is_unsupported"]
@@ -83,17 +84,14 @@ def attach_device_module(module: ModuleType, device_type: str) -> ModuleType:
     return module
 
 
-def _loaded(torch_module: str) -> ModuleType | None:
-    """torchplug's module for ``torch_module`` if it is already imported or exposed (imports nothing)."""
-    from .._plugins.exposure import EXPOSED
-
+def _loaded(torch_module: str, exposed: Mapping[str, Any]) -> ModuleType | None:
+    """torchplug's module for ``torch_module`` if it is already imported or in ``exposed`` (imports nothing)."""
     current: Any = sys.modules.get("torchplug")
     path = "torchplug"
     for part in torch_module.split(".")[1:]:
         found = vars(current).get(part) if current is not None else None
         if found is None and path == "torchplug":
-            exposed = EXPOSED.get(part)
-            found = exposed[0] if exposed is not None else None
+            found = exposed.get(part)
         path = f"{path}.{part}"
         if found is None:
             found = sys.modules.get(path)
@@ -103,16 +101,16 @@ def _loaded(torch_module: str) -> ModuleType | None:
     return current
 
 
-def attach_loaded() -> None:
+def attach_loaded(exposed: Mapping[str, Any] | None = None) -> None:
     """Attach to every reference module's torchplug counterpart that is loaded now.
 
     Called after a plugin exposes a module and after torchplug imports a core submodule, so
-    ``torchplug.nn.functional.missing`` explains itself however the module arrived.
-    """
+    ``torchplug.nn.functional.missing`` explains itself however the module arrived.  ``exposed``: what
+    plugins expose as ``torchplug.<name>`` (name -> object), passed by the plugin layer."""
     for torch_module in MODULES:
         if torch_module in ("torch", "torch.Tensor"):
             continue  # torchplug itself: its __getattr__ (and exposure.resolve) asks directly
-        module = _loaded(torch_module)
+        module = _loaded(torch_module, exposed or {})
         if module is not None:
             attach(module, torch_module)
 

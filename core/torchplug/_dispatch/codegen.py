@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .dispatcher import DISPATCHER, OperatorEntry
-from .schema import NO_DEFAULT, Argument, FunctionSchema, SchemaType
-from .tls import tls
+from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
+from torchplug._dispatch.schema import NO_DEFAULT, Argument, FunctionSchema, SchemaType
+from torchplug._dispatch.tls import tls
 
 __all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "python_name"]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from . import keys as K
-from .schema import FunctionSchema, parse_schema
+from torchplug._dispatch import keys as K
+from torchplug._dispatch.schema import FunctionSchema, parse_schema
 
 __all__ = [
     "Registration",
@@ -79,7 +79,7 @@ class OperatorEntry:
     # dict is cleared in place, never replaced.
     cache: dict[int, Callable[..., Any]] = field(default_factory=dict)
     define_count: int = 1
-    overload: Any = None  # the public OpOverload, set by torchplug._ops
+    overload: Any = None  # the public OpOverload, set by torchplug._ops.namespace
     call: Callable[..., Any] | None = None  # the generated entry point
 
     @property
@@ -318,7 +318,7 @@ class Dispatcher:
         backends = keyset & K.BACKEND_BAND
         if reg is not None and key is not None and key.kind == "backend" and backends & (backends - 1):
             # tensors of several backends: PyTorch's same-device check, paid only by these key sets
-            from .device_check import wrap_mixed_device_kernel
+            from torchplug._dispatch.device_check import wrap_mixed_device_kernel
 
             kernel = wrap_mixed_device_kernel(entry, kernel)
         entry.cache[keyset] = kernel

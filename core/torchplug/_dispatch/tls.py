@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from .keys import AUTOCAST_BAND, BACKEND_SELECT_BIT, DispatchKey, lookup_key
+from torchplug._dispatch.keys import AUTOCAST_BAND, BACKEND_SELECT_BIT, DispatchKey, lookup_key
 
 __all__ = [
     "tls",

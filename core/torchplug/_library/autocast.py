@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._dispatch import keys as K
-from .._dispatch.dispatcher import DISPATCHER
-from .._dispatch.tls import tls
+from torchplug._dispatch import keys as K
+from torchplug._dispatch.dispatcher import DISPATCHER
+from torchplug._dispatch.tls import tls
 
 __all__ = ["make_autocast_kernel"]
 
@@ -18,7 +18,7 @@ def make_autocast_kernel(entry: Any, device_type: str, cast_inputs: Any) -> Call
     """A keyset-taking kernel for ``Autocast<device>``: like PyTorch's, every floating-point
     tensor on ``device_type`` (float64 included) is cast to ``cast_inputs``; the op and all it
     calls then run with every autocast key excluded."""
-    from .._tensor import Tensor
+    from torchplug._tensor.tensor import Tensor
 
     tensor_pos = tuple(i for i, a in enumerate(entry.schema.arguments) if a.type.base == "Tensor")
     cache_get = entry.cache.get

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._dispatch import keys as K
-from .._dispatch.dispatcher import DISPATCHER
+from torchplug._dispatch import keys as K
+from torchplug._dispatch.dispatcher import DISPATCHER
 
 __all__ = ["make_autograd_kernel"]
 
@@ -40,9 +40,9 @@ def make_autograd_kernel(opdef: Any) -> Callable[..., Any]:
         return kernel(*args)
 
     def build() -> Any:
-        import torchplug
+        from torchplug._plugins.lookup import resolve
 
-        Function = torchplug.autograd.Function
+        Function = resolve("autograd").Function  # the autograd plugin's
 
         def forward(*args: Any) -> Any:
             return redispatch(*args)
@@ -90,9 +90,9 @@ def make_autograd_kernel(opdef: Any) -> Callable[..., Any]:
         return fn.apply(*args)
 
     def mutable_kernel(ks: int, *args: Any) -> Any:
-        import torchplug
+        from torchplug._tensor.tensor import _grad_mode_on
 
-        if torchplug.is_grad_enabled():
+        if _grad_mode_on():
             raise RuntimeError(
                 f"{name} mutates its inputs and an input requires grad: autograd through mutable custom ops is not "
                 "supported. Call it under torchplug.no_grad(), or write a functional op (returning new tensors) and "

@@ -19,14 +19,14 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .._dispatch import keys as K
-from .._dispatch.dispatcher import DISPATCHER, Registration, describe_callable
-from .._dispatch.schema import FunctionSchema, parse_schema
-from ..library import Library
-from .autocast import make_autocast_kernel
-from .autograd import make_autograd_kernel
-from .fake import make_meta_kernel
-from .infer_schema import UNKNOWN_MUTATES, infer_schema
+from torchplug._dispatch import keys as K
+from torchplug._dispatch.dispatcher import DISPATCHER, Registration, describe_callable
+from torchplug._dispatch.schema import FunctionSchema, parse_schema
+from torchplug._dispatch.library import Library
+from torchplug._library.autocast import make_autocast_kernel
+from torchplug._library.autograd import make_autograd_kernel
+from torchplug._library.fake import make_meta_kernel
+from torchplug._library.infer_schema import UNKNOWN_MUTATES, infer_schema
 
 __all__ = ["CustomOpDef", "OpLibrary", "custom_op", "register_kernel", "register_fake", "register_autograd",
            "register_autocast", "lookup_custom_op", "resolve_op"]
@@ -61,7 +61,7 @@ def device_key(device_type: str | None) -> str:
     """The dispatch key name a device type's kernels register at (None: every device)."""
     if device_type is None or device_type == "default":
         return "CompositeExplicitAutograd"
-    from .._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     backend = registered_backends().get(device_type)
     if backend is not None:
@@ -100,7 +100,7 @@ def _mutated_names(schema: FunctionSchema) -> set[str]:
 
 def _ensure_plugins() -> None:
     # Backends arrive through plugins; a script's custom_op may run before anything loaded them.
-    from .._plugins import ensure_loaded
+    from torchplug._plugins import ensure_loaded
 
     ensure_loaded()
 
@@ -294,7 +294,7 @@ class CustomOpDef:
     def register_autocast(self, device_type: str, cast_inputs: Any, *, allow_override: bool = False) -> None:
         """Inside an autocast region of ``device_type``, cast floating inputs to ``cast_inputs``
         and run the op with autocast off (PyTorch's ``register_autocast``)."""
-        from .._dtype import dtype
+        from torchplug._base.dtype import dtype
 
         if not isinstance(cast_inputs, dtype) or not cast_inputs.is_floating_point:
             raise ValueError(f"register_autocast: cast_inputs must be a floating-point dtype, got {cast_inputs!r}.")
@@ -339,7 +339,7 @@ class CustomOpDef:
             if self._defines or self._backward_fn is not None:
                 self._register_key("Autograd", make_autograd_kernel(self), with_keyset=True)
             if self._defines and self._parsed.is_mutable:
-                from .._core_kernels import version_bump_kernel
+                from torchplug._ops.core_kernels import version_bump_kernel
 
                 self._register_key("ADInplaceOrView", version_bump_kernel(self._entry), with_keyset=True)
             for dt, cast in self._autocast.items():

@@ -15,9 +15,9 @@ UNKNOWN_MUTATES = "unknown"
 
 def _type_tables() -> tuple[dict[Any, str], dict[Any, str]]:
     """Annotation -> schema type for parameters and for returns (built lazily: needs Tensor)."""
-    from .._device import device
-    from .._dtype import dtype
-    from .._tensor import Tensor
+    from torchplug._runtime.device import device
+    from torchplug._base.dtype import dtype
+    from torchplug._tensor.tensor import Tensor
 
     base = [(Tensor, "Tensor"), (int, "SymInt"), (float, "float"), (bool, "bool"), (str, "str"),
             (numbers.Number, "Scalar"), (dtype, "ScalarType"), (device, "Device")]
@@ -43,10 +43,16 @@ def _resolve(annotation: Any, fn: Callable[..., Any]) -> Any:
     """Turn a string annotation (``from __future__ import annotations``) into the object."""
     if not isinstance(annotation, str):
         return annotation
-    import torchplug
-    from .._tensor import Tensor
+    from types import SimpleNamespace
 
-    scope: dict[str, Any] = {"torch": torchplug, "torchplug": torchplug, "Tensor": Tensor,
+    from torchplug._base.dtype import dtype
+    from torchplug._runtime.device import device
+    from torchplug._tensor.tensor import Tensor
+
+    # ``torch.Tensor``/``torch.dtype``/``torch.device`` in an annotation of a function whose module did not
+    # import torch under that name; the function's own globals (below) win when it did
+    torch_names = SimpleNamespace(Tensor=Tensor, dtype=dtype, device=device)
+    scope: dict[str, Any] = {"torch": torch_names, "torchplug": torch_names, "Tensor": Tensor,
                              "Optional": Optional, "Union": Union, "Sequence": Sequence, "typing": typing,
                              "numbers": numbers, "List": typing.List}  # noqa: UP006
     scope.update(getattr(fn, "__globals__", {}))
@@ -57,8 +63,8 @@ def _resolve(annotation: Any, fn: Callable[..., Any]) -> Any:
 
 
 def _default_text(value: Any) -> str | None:
-    from .._device import device
-    from .._dtype import dtype
+    from torchplug._runtime.device import device
+    from torchplug._base.dtype import dtype
 
     if value is None or isinstance(value, (bool, int, float)):
         return str(value)

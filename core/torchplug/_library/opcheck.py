@@ -17,7 +17,7 @@ class OpCheckError(Exception):
 
 
 def _is_tensor(x: Any) -> bool:
-    from .._tensor import Tensor
+    from torchplug._tensor.tensor import Tensor
 
     return isinstance(x, Tensor)
 
@@ -63,7 +63,7 @@ def _shares(a: Any, b: Any) -> bool:
 
 def _resolve(op: Any) -> tuple[Callable[..., Any], Any, Any]:
     """(callable, OperatorEntry, CustomOpDef or None) for every way of naming an op."""
-    from .custom_ops import CustomOpDef, lookup_custom_op, resolve_op
+    from torchplug._library.custom_ops import CustomOpDef, lookup_custom_op, resolve_op
 
     if isinstance(op, CustomOpDef):
         if op._entry is None:
@@ -158,9 +158,9 @@ def _test_autograd_registration(call: Callable[..., Any], entry: Any, opdef: Any
 
 def _gradcheck(call: Callable[..., Any], entry: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                tol: dict[str, float]) -> None:
-    import torchplug
+    from torchplug._plugins.lookup import resolve
 
-    gradcheck = torchplug.autograd.gradcheck
+    gradcheck = resolve("autograd").gradcheck  # the autograd plugin's
 
     def run(dtype: Any, eps: float, atol: float, rtol: float) -> None:
         slots: list[Any] = []
@@ -204,9 +204,9 @@ def _gradcheck(call: Callable[..., Any], entry: Any, args: tuple[Any, ...], kwar
 def _test_faketensor(call: Callable[..., Any], entry: Any, opdef: Any, args: tuple[Any, ...],
                      kwargs: dict[str, Any], tol: dict[str, float]) -> None:
     """The fake kernel, run on meta tensors, predicts the real outputs' shapes, dtypes and strides."""
-    from .._backends import registered_backends
-    from .._creation import empty_strided
-    from .fake import record_fake_contexts
+    from torchplug._runtime.backends import registered_backends
+    from torchplug._tensor.creation import empty_strided
+    from torchplug._library.fake import record_fake_contexts
 
     if opdef is not None and opdef._defines and opdef._fake_fn is None:
         raise OpCheckError(
@@ -214,7 +214,7 @@ def _test_faketensor(call: Callable[..., Any], entry: Any, opdef: Any, args: tup
             "outputs' metadata (torchplug.empty(...) with the right shape and dtype) without reading data."
         )
     if "meta" not in registered_backends():
-        from .._backends import install_command
+        from torchplug._runtime.backends import install_command
 
         raise OpCheckError(f"test_faketensor: the meta backend is not installed or blocked ({install_command('meta')}).")
     real = call(*_map(args, _clone), **_map(kwargs, _clone))

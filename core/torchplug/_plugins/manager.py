@@ -14,10 +14,12 @@ from typing import Any
 import importlib_metadata
 import pluggy
 
-from .. import _backends
-from .._dispatch.dispatcher import DISPATCHER
-from ..hookspecs import PROJECT_NAME, TorchplugHookSpecs
-from ..library import KernelTable, Library
+from torchplug._runtime import backends as _backends
+from torchplug._runtime import registration as _registration
+from torchplug._plugins import exposure as _exposure
+from torchplug._dispatch.dispatcher import DISPATCHER
+from torchplug._plugins.hookspecs import PROJECT_NAME, TorchplugHookSpecs
+from torchplug._dispatch.library import KernelTable, Library
 
 __all__ = [
     "PluginRecord", "PluginContext", "PluginManager", "MANAGER", "ENTRY_POINT_GROUPS",
@@ -99,7 +101,7 @@ class PluginContext:
         """Register a device type (see :class:`torchplug.backends.Backend`)."""
         backend.plugin = backend.plugin or self.record.name
         backend.distribution = backend.distribution or self.record.distribution
-        _backends.register_backend(backend)
+        _registration.register_backend(backend)
         self.record.device_types.append(backend.device_type)
         if backend.device_type not in self.record.declared_device_types:
             self.record.declared_device_types.append(backend.device_type)
@@ -113,9 +115,7 @@ class PluginContext:
 
     def expose(self, name: str, obj: Any) -> None:
         """Make ``obj`` available as ``torchplug.<name>`` (and importable if it is a module)."""
-        from .exposure import expose
-
-        expose(name, obj, self.record.name)
+        _exposure.expose(name, obj, self.record.name)
 
     def register_autocast_policy(self, device_type: str, policy: Any) -> None:
         """Contribute the autocast policy (cast lists, default dtype) of ``device_type``; see
@@ -124,9 +124,9 @@ class PluginContext:
         _autocast_policies_changed()
 
     def subscribe_memory_events(self, callback: Any, device_type: str | None = None) -> Any:
-        """Call ``callback(torchplug._allocator.MemoryEvent)`` on every alloc/free of ``device_type``
+        """Call ``callback(torchplug._runtime.allocator.MemoryEvent)`` on every alloc/free of ``device_type``
         (every device type registered so far when None); removed when the plugin is unloaded."""
-        from .._allocator import subscribe
+        from torchplug._runtime.allocator import subscribe
 
         sub = subscribe(callback, device_type)
         self.record.libraries.append(sub)  # anything with close() is undone with the plugin
@@ -267,9 +267,7 @@ class PluginManager:
         log.info("%s %s", record.label, record.reason)
 
     def _undo(self, record: PluginRecord) -> None:
-        from .exposure import unexpose_plugin
-
-        unexpose_plugin(record.name)
+        _exposure.unexpose_plugin(record.name)
         if any(c.plugin == record.name for c in AUTOCAST_POLICIES):
             AUTOCAST_POLICIES[:] = [c for c in AUTOCAST_POLICIES if c.plugin != record.name]
             _autocast_policies_changed()
@@ -277,7 +275,7 @@ class PluginManager:
             lib.close()
         record.libraries.clear()
         for device_type in record.device_types:
-            _backends.unregister_backend(device_type)
+            _registration.unregister_backend(device_type)
         record.device_types.clear()
         if self.pm.is_registered(self.pm.get_plugin(record.name)):
             self.pm.unregister(name=record.name)

@@ -1,4 +1,5 @@
-"""The ``aten`` operator table: every schema the core defines, in one declarative list.
+"""The ``aten`` operator table: every schema the core defines, in one declarative list (data; may import
+``_base``, ``_compat``, ``_dispatch``).
 
 The table is assembled from section modules in this package (``base`` first, then the others
 in name order); each defines ``ROWS``, a tuple of lines ``schema | flags``.  Flags:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._flags import disable_global_flags, flags_frozen
+from torchplug.backends._flags import disable_global_flags, flags_frozen
 
 __all__ = ["cpu", "cuda", "cudnn", "mps", "mkldnn", "mkl", "openmp", "opt_einsum", "disable_global_flags", "flags_frozen"]
 
@@ -28,7 +28,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+from torchplug._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
 
 # the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
 __getattr__ = _fallback_getattr("torch.backends", __name__, __getattr__)

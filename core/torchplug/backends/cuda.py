@@ -23,7 +23,7 @@ __all__ = [
 def is_built() -> bool:
     """Whether a backend for the ``cuda`` device type is installed and registered (torchplug-cuda).
     Built is not available: that also needs a GPU (``torchplug.cuda.is_available()``)."""
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
     from torchplug._plugins import ensure_loaded
 
     ensure_loaded()
@@ -38,7 +38,7 @@ class _CuBLASModule:
 
     def __getattr__(self, name: str) -> Any:
         if name == "allow_tf32":
-            from torchplug._flags import get_float32_matmul_precision
+            from torchplug._base.flags import get_float32_matmul_precision
 
             return get_float32_matmul_precision() != "highest"
         if name in self._bools:
@@ -49,7 +49,7 @@ class _CuBLASModule:
         if name == "allow_tf32":
             if not isinstance(value, bool):
                 raise RuntimeError(f"set_allow_tf32_cublas expects a bool, but got {type(value).__name__}")
-            from torchplug._flags import set_float32_matmul_precision
+            from torchplug._base.flags import set_float32_matmul_precision
 
             set_float32_matmul_precision("high" if value else "highest")
         elif name in self._bools:

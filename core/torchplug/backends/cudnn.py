@@ -10,7 +10,7 @@ import sys
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ._flags import BoolFlag, Flag, flag_context, install
+from torchplug.backends._flags import BoolFlag, Flag, flag_context, install
 
 __all__ = ["is_available", "version", "is_acceptable", "flags", "enabled", "benchmark", "deterministic",
            "allow_tf32", "benchmark_limit"]

@@ -10,7 +10,7 @@ import sys
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ._flags import BoolFlag, flag_context, install
+from torchplug.backends._flags import BoolFlag, flag_context, install
 
 __all__ = ["is_available", "flags", "enabled", "deterministic"]
 

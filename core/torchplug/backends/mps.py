@@ -8,7 +8,7 @@ __all__ = ["is_built", "is_available", "is_macos_or_newer", "is_macos13_or_newer
 
 
 def _backend() -> object | None:
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
     from torchplug._plugins import ensure_loaded
 
     ensure_loaded()

@@ -12,12 +12,12 @@ Nothing here imports ``torch`` at import time; the runner imports it for referen
 
 from __future__ import annotations
 
-from ._compare import assert_close, compare_results
-from ._runner import Case, SkipCase, cases, device_has_data, run_case
-from .opinfo import (
+from torchplug.testing._compare import assert_close, compare_results
+from torchplug.testing._runner import Case, SkipCase, cases, device_has_data, run_case
+from torchplug.testing.opinfo import (
     ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, Attr, Dtype, OpInfo, SampleInput, Skip, T, materialize, resolve,
 )
-from .opinfos import op_db
+from torchplug.testing.opinfos import op_db
 
 __all__ = [
     "assert_close", "compare_results", "OpInfo", "SampleInput", "Skip", "T", "Attr", "Dtype", "materialize", "resolve",
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+from torchplug._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
 
 # a name PyTorch has and torchplug lacks raises "not supported yet" (see docs/compat.md)
 __getattr__ = _fallback_getattr("torch.testing", __name__)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .opinfo import DEFAULT_TOLERANCES
+from torchplug.testing.opinfo import DEFAULT_TOLERANCES
 
 __all__ = ["assert_close", "dtype_name", "to_numpy", "describe", "compare_results", "shares_storage"]
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._compare import compare_results, dtype_name, shares_storage
-from .opinfo import OpInfo, SampleInput, T, materialize, resolve
-from .reference_quirks import correct_reference
+from torchplug.testing._compare import compare_results, dtype_name, shares_storage
+from torchplug.testing.opinfo import OpInfo, SampleInput, T, materialize, resolve
+from torchplug.testing.reference_quirks import correct_reference
 
 __all__ = ["Case", "SkipCase", "cases", "run_case", "device_has_data", "reference_device", "REF_DEVICE_VAR",
            "CONFORMANCE_TEST_NAME"]
@@ -46,7 +46,7 @@ class Case:
 def cases(ops: list[OpInfo] | None = None) -> list[Case]:
     """Every (op, dtype, sample) of the registry (or of ``ops``)."""
     if ops is None:
-        from .opinfos import op_db
+        from torchplug.testing.opinfos import op_db
 
         ops = op_db()
     return [Case(op, dtype, sample) for op in ops for dtype in op.dtypes for sample in op.samples(dtype)]
@@ -55,7 +55,7 @@ def cases(ops: list[OpInfo] | None = None) -> list[Case]:
 def device_has_data(device: str) -> bool:
     """False for shape-only backends (``Backend.has_data``)."""
     import torchplug
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
 
     return backend_for(torchplug.device(device).type).has_data
 

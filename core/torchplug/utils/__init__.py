@@ -9,7 +9,7 @@ __all__ = ["memory_estimate"]
 
 def __getattr__(name: str) -> Any:
     if name == "memory_estimate":
-        from ._memory import memory_estimate
+        from torchplug.utils._memory import memory_estimate
 
         return memory_estimate
     import importlib
@@ -22,7 +22,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
-from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+from torchplug._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
 
 # the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
 __getattr__ = _fallback_getattr("torch.utils", __name__, __getattr__)

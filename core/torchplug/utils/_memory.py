@@ -9,14 +9,14 @@ __all__ = ["memory_estimate"]
 
 
 def _to_meta(value: Any, memo: dict[int, Any]) -> Any:
-    from .._tensor import Tensor
+    from torchplug._tensor.tensor import Tensor
 
     if isinstance(value, Tensor):
         if value._device.type == "meta":
             return value
         found = memo.get(id(value))
         if found is None:
-            from .._creation import empty_strided
+            from torchplug._tensor.creation import empty_strided
 
             found = empty_strided(tuple(value.shape), value.stride(), dtype=value.dtype, device="meta")
             if value.requires_grad:
@@ -44,8 +44,8 @@ def memory_estimate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
     arguments, parameters, activations, gradients.  Compare it with ``max_memory_allocated()``
     of a real device measured around the same step.
     """
-    from .._backends import backend_for
-    from .._device import device
+    from torchplug._runtime.backends import backend_for
+    from torchplug._runtime.device import device
 
     meta = backend_for("meta").device_module
     meta.reset_peak_memory_stats()

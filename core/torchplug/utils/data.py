@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._plugins.exposure import EXPOSED
-from .._plugins.manager import MANAGER
+from torchplug._plugins.exposure import EXPOSED
+from torchplug._plugins.manager import MANAGER
 
 
 def _provider() -> Any:
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'torchplug.utils.data' has no attribute {name!r}") from None
 
 
-from .._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
+from torchplug._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
 
 # the lookup above first; its plain "has no attribute" for a name PyTorch has becomes "not supported yet"
 __getattr__ = _fallback_getattr("torch.utils.data", __name__, __getattr__)

@@ -8,30 +8,25 @@ PyTorch, uninitialized memory is filled so results cannot depend on stale bytes:
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from types import ModuleType
+
+from torchplug._base import flags as _flags
+from torchplug._tensor.empty import fill_if_deterministic
 
 __all__ = ["fill_uninitialized_memory", "fill_if_deterministic"]
 
-fill_uninitialized_memory = True
+
+class _DeterministicModule(ModuleType):
+    """The module's class: ``fill_uninitialized_memory`` reads and writes the core's flag (as torch's does)."""
+
+    @property
+    def fill_uninitialized_memory(self) -> bool:
+        return _flags.get_fill_uninitialized_memory()
+
+    @fill_uninitialized_memory.setter
+    def fill_uninitialized_memory(self, value: bool) -> None:
+        _flags.set_fill_uninitialized_memory(value)
 
 
-def _fill_value(dtype: Any) -> Any:
-    from .. import _dtype as D
-
-    if dtype.is_floating_point or dtype.is_complex:
-        return float("nan")
-    if dtype is D.bool_:
-        return True
-    return D.iinfo(dtype).max
-
-
-def fill_if_deterministic(t: Any) -> Any:
-    """Fill ``t`` as PyTorch fills uninitialized memory when determinism asks for it; returns ``t``."""
-    from .. import _flags
-
-    if _flags._deterministic and fill_uninitialized_memory and t.numel():
-        from .._aten import A
-
-        A["fill_.Scalar"](t, _fill_value(t.dtype))
-        t._storage.version = 0  # an internal fill, not a user-visible write
-    return t
+sys.modules[__name__].__class__ = _DeterministicModule

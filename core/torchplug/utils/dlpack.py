@@ -100,7 +100,7 @@ def _capsule_device(capsule: Any) -> tuple[int, int]:
 
 def _import(ext: Any, device: tuple[int, int]) -> Any:
     """A torchplug tensor sharing the memory of a DLPack producer on ``device``."""
-    from torchplug._backends import install_hint, registered_backends
+    from torchplug._runtime.backends import install_hint, registered_backends
     from torchplug._plugins import ensure_loaded
 
     ensure_loaded()
@@ -112,7 +112,7 @@ def _import(ext: Any, device: tuple[int, int]) -> Any:
     if code in (DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost, DLDeviceType.kDLROCMHost):
         import numpy as np
 
-        from torchplug._creation import from_numpy
+        from torchplug._tensor.creation import from_numpy
 
         if not any(b.is_host for b in backends):
             raise RuntimeError("from_dlpack needs a host backend to hold host memory, and none is registered. "
@@ -141,8 +141,8 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
         copy: True always copies; False never does (``BufferError`` when a copy would be needed);
             None copies only when ``device`` asks for it.
     """
-    from torchplug._device import device as as_device
-    from torchplug._tensor import Tensor
+    from torchplug._runtime.device import device as as_device
+    from torchplug._tensor.tensor import Tensor
 
     if hasattr(ext_tensor, "__dlpack__"):
         if isinstance(ext_tensor, Tensor) and ext_tensor.requires_grad:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import torchplug
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 from torchplug._plugins import ensure_loaded
 
 ensure_loaded()

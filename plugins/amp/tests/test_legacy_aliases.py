@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 import torchplug
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 
 
 @pytest.fixture

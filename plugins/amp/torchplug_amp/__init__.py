@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 from torchplug._plugins import ensure_loaded
 
 from . import autocast_mode, grad_scaler

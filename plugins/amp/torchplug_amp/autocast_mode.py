@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 
 from . import state as S
 from .registry import REGISTRY

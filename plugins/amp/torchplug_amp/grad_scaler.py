@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any
 
 import torchplug
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 
 __all__ = ["GradScaler", "OptState"]
 

@@ -40,7 +40,7 @@ def _usable(device_type: str) -> bool:
 
 
 def _label(device_type: str) -> str:
-    from torchplug._backends import WELL_KNOWN_DEVICE_TYPES
+    from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES
 
     known = WELL_KNOWN_DEVICE_TYPES.get(device_type)
     return known.label if known is not None and known.label else device_type

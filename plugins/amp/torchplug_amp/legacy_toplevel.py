@@ -25,7 +25,7 @@ _local_dtype: dict[str, Any] = {}
 
 
 def _has_backend(device_type: str) -> bool:
-    from torchplug._backends import registered_backends
+    from torchplug._runtime.backends import registered_backends
 
     return device_type in registered_backends()
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torchplug
-from torchplug._backends import registered_backends
+from torchplug._runtime.backends import registered_backends
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from torchplug._plugins import manager as _manager
 from torchplug.library import Library

@@ -7,7 +7,7 @@ import weakref
 from typing import Any
 
 import torchplug
-from torchplug._backends import backend_for, registered_backends
+from torchplug._runtime.backends import backend_for, registered_backends
 from torchplug._dispatch import keys as K
 from torchplug._dispatch.tls import tls
 

@@ -25,7 +25,7 @@ def torchplug_register_kernels(ctx: Any) -> None:
 
 @hookimpl
 def torchplug_configure(ctx: Any) -> None:
-    from torchplug._tensor import autograd_hooks
+    from torchplug._tensor.tensor import autograd_hooks
 
     from . import _tensor_api, autograd
     from ._views import check_view_write

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchplug._dispatch.tls import tls
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
 from ._state import AUTOGRAD_BAND, GLOBAL, STATE, set_grad_mode

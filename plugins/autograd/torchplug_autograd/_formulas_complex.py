@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torchplug as T
-from torchplug._aten import A
+from torchplug._dispatch.aten import A
 
 from ._rules import RULES, rule
 

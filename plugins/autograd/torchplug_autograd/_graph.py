@@ -14,8 +14,8 @@ from typing import Any
 
 from torchplug._dispatch.keys import BACKEND_BAND
 from torchplug._dispatch.keys import _AUTOGRAD_BASE as AUTOGRAD_SHIFT
-from torchplug._new_tensor import new_view
-from torchplug._tensor import Tensor
+from torchplug._tensor.construct import new_view
+from torchplug._tensor.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "gradient_edge", "set_history",
            "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description"]
@@ -41,7 +41,7 @@ _NO_AUTOGRAD_KEYS = ~(BACKEND_BAND << AUTOGRAD_SHIFT)
 
 def type_description(t: Tensor) -> str:
     """PyTorch's ``[torch.FloatTensor [2, 3]]`` description used in autograd errors."""
-    from torchplug._composites import scalar_type_name
+    from torchplug._ops.composites import scalar_type_name
 
     dev = "" if t._device.type == "cpu" else f"{t._device.type}."
     return f"[torch.{dev}{scalar_type_name(t._dtype)}Tensor [{', '.join(str(s) for s in t._data.shape)}]]"

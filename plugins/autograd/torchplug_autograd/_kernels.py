@@ -13,11 +13,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from torchplug import _dtype as D
+from torchplug._base import dtype as D
 from torchplug._dispatch import keys as K
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from torchplug._dispatch.tls import tls
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
 from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
@@ -106,7 +106,7 @@ def _pack(node: G.Node) -> None:
 def _undifferentiable_dtype(result: Tensor) -> None:
     # PyTorch's error when a differentiable op gives an integer/bool result of an input that requires
     # grad: the result cannot carry the history.
-    from torchplug._composites import scalar_type_name
+    from torchplug._ops.composites import scalar_type_name
 
     raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(result._dtype)}")
 

@@ -17,7 +17,7 @@ __all__ = ["register_all", "classify"]
 
 
 def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:
-    from torchplug._core_kernels import _functional_of as find
+    from torchplug._ops.core_kernels import _functional_of as find
 
     return find(entry)
 

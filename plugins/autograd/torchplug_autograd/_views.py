@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from torchplug._dispatch.keys import CONJUGATE_BIT, NEGATIVE_BIT
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
 

@@ -101,9 +101,9 @@ CASES = [
          ALLOWED),
     Case("no_proto_opcode", T4 + STOP, ALLOWED, FOUR, raw=True),
     # ---- files both loaders refuse ----------------------------------------------------------------
-    Case("issue_reproducer_save", call(G("torchplug._dtype", "_from_name"), S("save")) + tup(EMPTY_DICT, S("OVERWRITTEN"))
+    Case("issue_reproducer_save", call(G("torchplug._base.dtype", "_from_name"), S("save")) + tup(EMPTY_DICT, S("OVERWRITTEN"))
          + REDUCE, REFUSED),
-    Case("from_name_set_grad_enabled", call(call(G("torchplug._dtype", "_from_name"), S("set_grad_enabled")), FALSE),
+    Case("from_name_set_grad_enabled", call(call(G("torchplug._base.dtype", "_from_name"), S("set_grad_enabled")), FALSE),
          REFUSED),
     Case("torchplug_load", call(G("torchplug", "load"), S("other.pt"), NONE, I(1)), REFUSED),
     Case("torch_load", call(G("torch", "load"), S("other.pt"), NONE, I(1)), REFUSED),

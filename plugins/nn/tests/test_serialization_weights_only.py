@@ -70,7 +70,7 @@ def test_issue_reproducer_no_longer_writes_files(tmp_path, monkeypatch):
 @pytest.mark.parametrize("via", ["_from_name", "direct"])
 def test_state_changing_calls_are_refused_and_change_nothing(via):
     def fetch(name, module="torchplug"):
-        return call(G("torchplug._dtype", "_from_name"), S(name)) if via == "_from_name" else G(module, name)
+        return call(G("torchplug._base.dtype", "_from_name"), S(name)) if via == "_from_name" else G(module, name)
 
     before_grad, before_dtype = tp.is_grad_enabled(), tp.get_default_dtype()
     _refuse_both(lambda: archive(pickle_of(call(fetch("set_grad_enabled"), FALSE))), "Unsupported global")
@@ -91,7 +91,7 @@ def test_nested_load_with_positional_pickle_module_is_refused(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     marker = tmp_path / "PWNED"
     second = _os_system_file(tmp_path, marker)
-    for loader in (call(G("torchplug._dtype", "_from_name"), S("load")), G("torchplug", "load"), G("torch", "load")):
+    for loader in (call(G("torchplug._base.dtype", "_from_name"), S("load")), G("torchplug", "load"), G("torch", "load")):
         outer = pickle_of(call(loader, S(str(second)), NONE, I(1)))
         _refuse_both(lambda: archive(outer), "Unsupported global")
     assert not marker.exists()

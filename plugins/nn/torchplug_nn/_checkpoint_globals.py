@@ -15,7 +15,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 import torchplug
-from torchplug._dtype import ALL_DTYPES
+from torchplug._base.dtype import ALL_DTYPES
 
 from . import _rebuild as R
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._layout import layout as _layout_type
-from torchplug._tensor import Size, Tensor
+from torchplug._base.layout import layout as _layout_type
+from torchplug._tensor.tensor import Size, Tensor
 
 from ._checkpoint_globals import storage_type_for
 

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Size, Tensor
+from torchplug._tensor.tensor import Size, Tensor
 
 __all__ = [
     "LoadedStorage", "StorageType", "load_context",
@@ -169,7 +169,7 @@ def _metadata(func: str, metadata: Any) -> int:
     if unknown:
         raise RuntimeError(f"{func}: the checkpoint marks a tensor with {unknown}, tensor metadata torchplug does "
                            f"not know (it reads {sorted(_MATH_BITS)}).")
-    from torchplug import _math_bits
+    from torchplug._tensor import math_bits as _math_bits
 
     return sum(getattr(_math_bits, _MATH_BITS[k]) for k in set_bits)
 

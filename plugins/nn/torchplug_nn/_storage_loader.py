@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ._rebuild import LoadedStorage, StorageType, describe
 

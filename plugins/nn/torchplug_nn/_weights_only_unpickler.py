@@ -179,7 +179,7 @@ class WeightsOnlyUnpickler:
             raise RuntimeError(
                 f"The checkpoint uses {full}, which PyTorch allows in weights-only loads but torchplug does not "
                 "implement: it has no quantized, sparse or nested tensors, no legacy tensor-type classes and only the "
-                "dtypes in torchplug._dtype.ALL_DTYPES. Convert those tensors in PyTorch before saving (e.g. "
+                "dtypes in torchplug._base.dtype.ALL_DTYPES. Convert those tensors in PyTorch before saving (e.g. "
                 ".dequantize(), .to_dense(), .to(torch.float32))."
             )
         raise UnpicklingError(unsupported_global_message(full))

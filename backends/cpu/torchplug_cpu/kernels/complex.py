@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torchplug import _composites_complex as CX
-from torchplug._aten import A
+from torchplug._ops import composites_complex as CX
+from torchplug._dispatch.aten import A
 from torchplug.library import KernelTable
 
 from .._common import Tensor, wrap

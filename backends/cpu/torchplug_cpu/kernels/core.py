@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._backends import backend_for
-from torchplug._tensor import Storage, Tensor, make_tensor
+from torchplug._base import dtype as D
+from torchplug._runtime.backends import backend_for
+from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C

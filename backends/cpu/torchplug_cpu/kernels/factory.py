@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from torchplug import _composites as CP
-from torchplug import _dtype as D
+from torchplug._ops import composites as CP
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 from torchplug_cpu import _stream
 

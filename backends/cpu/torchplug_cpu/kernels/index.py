@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _composites as CP
-from torchplug import _dtype as D
-from torchplug._tensor import Storage, Tensor, _wrap_dim, make_tensor
+from torchplug._ops import composites as CP
+from torchplug._base import dtype as D
+from torchplug._tensor.tensor import Storage, Tensor, _wrap_dim, make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C
@@ -26,7 +26,7 @@ _INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
 def _host(t: Tensor) -> np.ndarray:
     if t._device.type == C.CPU.type:
         return t._data
-    from torchplug._backends import backend_for
+    from torchplug._runtime.backends import backend_for
 
     return backend_for(t._device.type).to_host(t)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _composites as CP
-from torchplug import _dtype as D
+from torchplug._ops import composites as CP
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .. import _common as C

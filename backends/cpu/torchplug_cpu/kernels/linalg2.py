@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._composites import scalar_type_name
-from torchplug._tensor import Storage, Tensor, make_tensor
+from torchplug._base import dtype as D
+from torchplug._ops.composites import scalar_type_name
+from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from torchplug import _dtype as D
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .._common import COMPLEX, FLOATING, HALF, Tensor, not_implemented, wrap

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from torchplug import _dtype as D
-from torchplug import _nn_shapes as S
+from torchplug._base import dtype as D
+from torchplug._ops import nn_shapes as S
 from torchplug.library import KernelTable
 
 from .. import _common as C

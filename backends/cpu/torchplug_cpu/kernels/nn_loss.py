@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug import _nn_shapes as S
+from torchplug._base import dtype as D
+from torchplug._ops import nn_shapes as S
 from torchplug.library import KernelTable
 
 from .. import _common as C

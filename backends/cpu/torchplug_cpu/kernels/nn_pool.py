@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from torchplug import _nn_shapes as S
+from torchplug._ops import nn_shapes as S
 from torchplug.library import KernelTable
 
 from .. import _common as C

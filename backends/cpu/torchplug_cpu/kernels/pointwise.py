@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._composites import check_castable
+from torchplug._base import dtype as D
+from torchplug._ops.composites import check_castable
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _composites as CP
-from torchplug import _composites_complex as CX
-from torchplug import _dtype as D
+from torchplug._ops import composites as CP
+from torchplug._ops import composites_complex as CX
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 from torchplug_cpu import _stream as S
 

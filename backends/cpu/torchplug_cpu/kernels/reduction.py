@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _dtype as D
-from torchplug._composites import scalar_type_name
-from torchplug._tensor import Tensor, _wrap_dim
+from torchplug._base import dtype as D
+from torchplug._ops.composites import scalar_type_name
+from torchplug._tensor.tensor import Tensor, _wrap_dim
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from torchplug import _composites as CP
-from torchplug._tensor import make_tensor
+from torchplug._ops import composites as CP
+from torchplug._tensor.tensor import make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C

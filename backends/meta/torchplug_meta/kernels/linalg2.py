@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug import _dtype as D
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .. import _common as C

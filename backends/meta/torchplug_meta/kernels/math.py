@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torchplug import _dtype as D
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from torchplug import _composites as CP
-from torchplug import _dtype as D
+from torchplug._ops import composites as CP
+from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
 from .. import _common as C

@@ -1,6 +1,6 @@
 """meta kernels for the nn ops: output shapes and dtypes (contiguous), with the cpu backend's checks.
 
-Shape rules and messages come from ``torchplug._nn_shapes`` (shared with the cpu kernels).
+Shape rules and messages come from ``torchplug._ops.nn_shapes`` (shared with the cpu kernels).
 Checks that need data (target ranges, BCE input range, one_hot without num_classes) cannot run.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from torchplug import _dtype as D
-from torchplug import _nn_shapes as S
+from torchplug._base import dtype as D
+from torchplug._ops import nn_shapes as S
 from torchplug.library import KernelTable
 
 from .. import _common as C

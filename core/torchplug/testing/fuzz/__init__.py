@@ -21,10 +21,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from ._run import CATEGORIES, FAILURES, Outcome, Runner
-from ._table import FuzzOp, op_table
-from .allowed import ALLOWED, Allowance
-from .report import FuzzReport
+from torchplug.testing.fuzz._run import CATEGORIES, FAILURES, Outcome, Runner
+from torchplug.testing.fuzz._table import FuzzOp, op_table
+from torchplug.testing.fuzz.allowed import ALLOWED, Allowance
+from torchplug.testing.fuzz.report import FuzzReport
 
 __all__ = ["run_fuzz", "FuzzReport", "Outcome", "FuzzOp", "op_table", "Allowance", "ALLOWED", "CATEGORIES",
            "FAILURES", "Runner"]
@@ -45,24 +45,24 @@ def run_fuzz(device: str = "cpu", cases: int = 5000, seed: int = 0, *, engine: s
         isolate: run in worker processes so that a crash or hang is recorded, not fatal
             (``timeout`` seconds per case); False runs in this process (faster to start).
     """
-    from ._table import table_with
+    from torchplug.testing.fuzz._table import table_with
 
     table = table_with(extra_ops)
     unknown = [name for name in ops or () if name not in table]
     if unknown:
         raise ValueError(f"unknown fuzz ops {unknown}; known: {sorted(table)}")
     if ops is None:
-        from .._runner import device_has_data
+        from torchplug.testing._runner import device_has_data
 
         if not device_has_data(device):  # ops whose result shape depends on values cannot run without data
             ops = [name for name, op in table.items() if not op.data_dependent]
     began = time.monotonic()
     if isolate:
-        from ._process import run_isolated
+        from torchplug.testing.fuzz._process import run_isolated
 
         outcomes = run_isolated(device, cases, seed, engine, ops, timeout, progress, extra_ops)
     else:
-        from ._engine import drive
+        from torchplug.testing.fuzz._engine import drive
 
         runner = Runner(device)
         outcomes = []

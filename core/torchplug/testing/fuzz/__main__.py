@@ -15,8 +15,8 @@ import argparse
 import json
 import sys
 
-from . import FAILURES, run_fuzz
-from ._engine import ENGINES
+from torchplug.testing.fuzz import FAILURES, run_fuzz
+from torchplug.testing.fuzz._engine import ENGINES
 
 __all__ = ["main"]
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     extra = [m for m in args.extra_ops.split(",") if m]
     if args.list_ops:
-        from ._table import table_with
+        from torchplug.testing.fuzz._table import table_with
 
         print("\n".join(table_with(extra)))
         return 0

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from ._spec import COMPLEX, FLOATS, INTS, TensorSpec
+from torchplug.testing.fuzz._spec import COMPLEX, FLOATS, INTS, TensorSpec
 
 __all__ = ["Draw", "HypothesisDraw", "RandomDraw", "shape", "tensor", "dim", "broadcast_shapes", "scalar",
            "MAX_NUMEL"]

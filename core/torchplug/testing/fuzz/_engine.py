@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ._draw import HypothesisDraw, RandomDraw
-from ._spec import Call
-from ._table import FuzzOp, generate
+from torchplug.testing.fuzz._draw import HypothesisDraw, RandomDraw
+from torchplug.testing.fuzz._spec import Call
+from torchplug.testing.fuzz._table import FuzzOp, generate
 
 __all__ = ["ENGINES", "drive"]
 

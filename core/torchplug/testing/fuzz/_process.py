@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._run import Outcome
+from torchplug.testing.fuzz._run import Outcome
 
 __all__ = ["run_isolated", "STARTUP_TIMEOUT"]
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compare import _assert_values, dtype_name
-from ..reference_quirks import correct_reference
-from ._spec import FLOATS, Call, _complex_literal, _from_numpy, materialize, np_dtype, spec_data
-from ._table import FuzzOp, call_op, repro
+from torchplug.testing._compare import _assert_values, dtype_name
+from torchplug.testing.reference_quirks import correct_reference
+from torchplug.testing.fuzz._spec import FLOATS, Call, _complex_literal, _from_numpy, materialize, np_dtype, spec_data
+from torchplug.testing.fuzz._table import FuzzOp, call_op, repro
 
 __all__ = ["CATEGORIES", "FAILURES", "Outcome", "Runner", "tolerance"]
 
@@ -101,12 +101,12 @@ class Runner:
         import torch
 
         import torchplug
-        from torchplug._backends import backend_for
+        from torchplug._runtime.backends import backend_for
 
         self.torch, self.tp, self.device = torch, torchplug, device
         self.data = backend_for(torchplug.device(device).type).has_data
         if allowances is None:
-            from .allowed import ALLOWED
+            from torchplug.testing.fuzz.allowed import ALLOWED
 
             allowances = ALLOWED
         self.allowances = allowances

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._draw import Draw
-from ._spec import Call, TensorSpec, source
+from torchplug.testing.fuzz._draw import Draw
+from torchplug.testing.fuzz._spec import Call, TensorSpec, source
 
 __all__ = ["FuzzOp", "op_table", "table_with", "generate", "repro", "call_op", "TOLERANCE_KINDS"]
 
@@ -68,7 +68,7 @@ def op_table() -> dict[str, FuzzOp]:
     """Every FuzzOp of every area module of ``torchplug.testing.fuzz.ops`` (cached), by name."""
     global _TABLE
     if _TABLE is None:
-        from . import ops
+        from torchplug.testing.fuzz import ops
 
         table: dict[str, FuzzOp] = {}
         for info in sorted(pkgutil.iter_modules(ops.__path__), key=lambda m: m.name):
@@ -114,7 +114,7 @@ def call_op(op: FuzzOp, module: Any, args: Sequence[Any], kwargs: dict[str, Any]
     key = (module.__name__, fn)
     target = _RESOLVED.get(key)
     if target is None:
-        from ..opinfo import resolve
+        from torchplug.testing.opinfo import resolve
 
         target = _RESOLVED[key] = resolve(module, fn)
     return target(*args, **kwargs)

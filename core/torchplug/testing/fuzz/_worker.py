@@ -23,9 +23,9 @@ def _write(line: str) -> None:
 def main(argv: list[str]) -> int:
     cfg: dict[str, Any] = json.loads(argv[0])
     faulthandler.enable()
-    from ._engine import drive
-    from ._spec import Call
-    from ._table import repro, table_with
+    from torchplug.testing.fuzz._engine import drive
+    from torchplug.testing.fuzz._spec import Call
+    from torchplug.testing.fuzz._table import repro, table_with
 
     table = table_with(cfg.get("extra_ops") or ())
     ops = [table[name] for name in cfg["ops"]] if cfg.get("ops") else list(table.values())
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
         drive(cfg["count"], cfg["seed"], cfg["engine"], ops, show, start=describe)
         return 0
 
-    from ._run import Runner
+    from torchplug.testing.fuzz._run import Runner
 
     _quiet_threads()
     runner = Runner(cfg["device"])

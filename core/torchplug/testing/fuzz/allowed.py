@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._spec import Call
+from torchplug.testing.fuzz._spec import Call
 
 __all__ = ["Allowance", "ALLOWED"]
 

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._run import CATEGORIES, FAILURES, Outcome
+from torchplug.testing.fuzz._run import CATEGORIES, FAILURES, Outcome
 
 __all__ = ["FuzzReport"]
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..opinfo import OpInfo
+from torchplug.testing.opinfo import OpInfo
 
 __all__ = ["op_db", "area_modules"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..opinfo import ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, Attr, Dtype, OpInfo, SampleInput, Skip, T
+from torchplug.testing.opinfo import ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, Attr, Dtype, OpInfo, SampleInput, Skip, T
 
 __all__ = ["OPS"]
 

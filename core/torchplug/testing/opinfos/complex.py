@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..opinfo import COMPLEX_DTYPES, INT_DTYPES, OpInfo, SampleInput, T
+from torchplug.testing.opinfo import COMPLEX_DTYPES, INT_DTYPES, OpInfo, SampleInput, T
 
 __all__ = ["OPS"]
 

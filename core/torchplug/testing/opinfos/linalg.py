@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..opinfo import OpInfo, SampleInput, Skip, T
+from torchplug.testing.opinfo import OpInfo, SampleInput, Skip, T
 
 __all__ = ["OPS"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..opinfo import ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, OpInfo, SampleInput, T
+from torchplug.testing.opinfo import ALL_DTYPES, COMPLEX_DTYPES, FLOAT_DTYPES, OpInfo, SampleInput, T
 
 __all__ = ["OPS"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..opinfo import FLOAT_DTYPES, OpInfo, SampleInput, Skip, T
+from torchplug.testing.opinfo import FLOAT_DTYPES, OpInfo, SampleInput, Skip, T
 
 __all__ = ["OPS"]
 

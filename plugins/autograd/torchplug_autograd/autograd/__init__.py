@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd._engine import backward, grad
 from torchplug_autograd.autograd import anomaly_mode, function, functional, grad_mode, graph
@@ -45,7 +45,7 @@ class Variable(metaclass=_VariableMeta):
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                           UserWarning, stacklevel=2)
         if data is None:
-            from torchplug._creation import empty
+            from torchplug._tensor.creation import empty
 
             data = empty(0)
         if not isinstance(data, Tensor):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
 from torchplug_autograd._kernels import DIFF_DTYPES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd._engine import grad as _grad
 from torchplug_autograd.autograd.grad_mode import enable_grad

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd._engine import grad as _grad
 from torchplug_autograd.autograd.grad_mode import enable_grad, no_grad

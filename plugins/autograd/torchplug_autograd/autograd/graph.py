@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
 from torchplug_autograd._state import STATE

@@ -1,6 +1,6 @@
 """Reference compositions of ``torch.nn.functional`` from core tensor ops.
 
-``torchplug.nn.functional`` takes every function that ``torchplug.nn_functional_impl`` (the
+``torchplug.nn.functional`` takes every function that ``torchplug._ops.nn_functional`` (the
 core's nn kernels) provides and falls back to these for the rest, so layers work with any op
 set that has the basic pointwise, reduction, view and matmul ops.
 """
@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 __all__: list[str] = []  # filled by _export
 

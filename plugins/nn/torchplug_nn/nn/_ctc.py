@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._tensor import Tensor
-from torchplug.nn_functional_impl import _reduction_enum
+from torchplug._tensor.tensor import Tensor
+from torchplug._ops.nn_functional import _reduction_enum
 
 from .. import _grad
 

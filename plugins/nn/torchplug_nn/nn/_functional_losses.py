@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
-from torchplug.nn_functional_impl import _legacy_reduction, _reduction, _reduction_enum
+from torchplug._tensor.tensor import Tensor
+from torchplug._ops.nn_functional import _legacy_reduction, _reduction, _reduction_enum
 
 __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 __all__ = [
     "channel_shuffle", "native_channel_shuffle", "local_response_norm", "adaptive_max_pool3d",

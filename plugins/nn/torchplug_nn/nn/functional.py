@@ -14,7 +14,7 @@ __all__ = list(_COMPOSED)
 
 def _core_impl() -> _Any:
     try:
-        return importlib.import_module("torchplug.nn_functional_impl")
+        return importlib.import_module("torchplug._ops.nn_functional")
     except ImportError:
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor, autograd_hooks
+from torchplug._tensor.tensor import Tensor, autograd_hooks
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "UninitializedTensorMixin",
            "is_lazy"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ._common import eval_closure, lr_value, scalar_tensor, set_group_defaults, tensorize_scalar_state
 from .optimizer import Optimizer, _use_no_grad

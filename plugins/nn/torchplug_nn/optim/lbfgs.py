@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ._common import check_lr, lr_value
 from .optimizer import Optimizer, _use_no_grad

@@ -11,7 +11,7 @@ from functools import partial, wraps
 from typing import Any
 from weakref import ref
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from .optimizer import Optimizer
 

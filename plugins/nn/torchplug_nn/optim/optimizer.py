@@ -9,7 +9,7 @@ from itertools import chain
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from .. import _grad
 

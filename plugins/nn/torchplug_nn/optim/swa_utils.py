@@ -15,7 +15,7 @@ from copy import deepcopy
 from typing import Any
 
 import torchplug as _tp
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from .. import _grad
 from ..nn.modules.module import Module

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._draw import Draw, dim, scalar, shape, tensor
-from .._spec import ALL, COMPLEX, FLOATS, INTS, REALS, Call, DtypeArg, TensorSpec
+from torchplug.testing.fuzz._draw import Draw, dim, scalar, shape, tensor
+from torchplug.testing.fuzz._spec import ALL, COMPLEX, FLOATS, INTS, REALS, Call, DtypeArg, TensorSpec
 
 __all__ = ["Draw", "Call", "DtypeArg", "TensorSpec", "ALL", "COMPLEX", "FLOATS", "INTS", "REALS", "NUMERIC",
            "dtype", "dim", "dims", "scalar", "shape", "tensor", "index_source", "take_indices", "maybe_kw"]

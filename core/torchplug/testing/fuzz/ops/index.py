@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._spec import spec_data
-from .._table import FuzzOp
-from ._common import ALL, Call, Draw, TensorSpec, dim, dtype, index_source, scalar, shape, tensor
+from torchplug.testing.fuzz._spec import spec_data
+from torchplug.testing.fuzz._table import FuzzOp
+from torchplug.testing.fuzz.ops._common import ALL, Call, Draw, TensorSpec, dim, dtype, index_source, scalar, shape, tensor
 
 __all__ = ["OPS"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._draw import broadcast_shapes
-from .._table import FuzzOp
-from ._common import (
+from torchplug.testing.fuzz._draw import broadcast_shapes
+from torchplug.testing.fuzz._table import FuzzOp
+from torchplug.testing.fuzz.ops._common import (
     ALL, COMPLEX, FLOATS, INTS, NUMERIC, REALS, Call, Draw, DtypeArg, dim, dims, dtype, maybe_kw, scalar, shape,
     tensor,
 )

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._table import FuzzOp
-from ._common import (
+from torchplug.testing.fuzz._table import FuzzOp
+from torchplug.testing.fuzz.ops._common import (
     ALL, COMPLEX, FLOATS, INTS, NUMERIC, REALS, Call, Draw, DtypeArg, dim, dtype, scalar, shape, take_indices, tensor,
 )
 

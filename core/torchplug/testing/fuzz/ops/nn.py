@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._table import FuzzOp
-from ._common import ALL, FLOATS, Call, Draw, DtypeArg, dim, dtype, maybe_kw, scalar, shape, tensor
+from torchplug.testing.fuzz._table import FuzzOp
+from torchplug.testing.fuzz.ops._common import ALL, FLOATS, Call, Draw, DtypeArg, dim, dtype, maybe_kw, scalar, shape, tensor
 
 __all__ = ["OPS"]
 

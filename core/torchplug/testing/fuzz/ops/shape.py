@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._table import FuzzOp
-from ._common import ALL, Call, Draw, dim, dims, dtype, shape, tensor
+from torchplug.testing.fuzz._table import FuzzOp
+from torchplug.testing.fuzz.ops._common import ALL, Call, Draw, dim, dims, dtype, shape, tensor
 
 __all__ = ["OPS"]
 

@@ -7,7 +7,7 @@ from collections import OrderedDict, abc as container_abcs
 from itertools import chain, islice
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ..parameter import Parameter
 from .module import Module, _addindent

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from .module import Module
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ... import _grad
 from ..parameter import Buffer, Parameter, _set_requires_grad
@@ -126,7 +126,7 @@ def _addindent(s_: str, num_spaces: int) -> str:
 
 def _type_name(value: Any) -> str:
     if isinstance(value, Tensor):
-        from torchplug._dtype import float32
+        from torchplug._base.dtype import float32
 
         names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
                  "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -868,8 +868,8 @@ def _convert_foreign(t: Any) -> Tensor:
 
 def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
     """(device, dtype, non_blocking, memory_format) from ``Module.to``'s overloads."""
-    from torchplug._device import device as device_cls
-    from torchplug._dtype import dtype as dtype_cls
+    from torchplug._runtime.device import device as device_cls
+    from torchplug._base.dtype import dtype as dtype_cls
 
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)

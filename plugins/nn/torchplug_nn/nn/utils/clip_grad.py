@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ... import _grad
 

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ..parameter import Parameter
 

@@ -7,7 +7,7 @@ from enum import Enum, auto
 from typing import Any
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ... import _grad
 from .. import functional as F

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 from ..modules.module import Module
 

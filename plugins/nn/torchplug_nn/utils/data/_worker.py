@@ -71,7 +71,7 @@ def install_tensor_reducer() -> None:
     """Send CPU tensors through worker queues as NumPy buffers (not lists)."""
     from multiprocessing.reduction import ForkingPickler
 
-    from torchplug._tensor import Tensor
+    from torchplug._tensor.tensor import Tensor
 
     ForkingPickler.register(Tensor, _reduce_tensor)
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import torchplug
-from torchplug._tensor import Tensor
+from torchplug._tensor.tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
 

@@ -272,6 +272,51 @@ def test_comparison_with_a_non_tensor_operand_as_torch(case):
     assert outcome(tp) == outcome(torch)
 
 
+class _Reflecting:
+    """An operand type with reflected operators: torch lets it answer ``t + obj`` (its ``__radd__``)."""
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmatmul__(self, other):
+        return "rmatmul"
+
+    def __rand__(self, other):
+        return "rand"
+
+
+_BINARY = {
+    "add_none": lambda L: L.tensor([1.0, 2.0]) + None,
+    "mul_str": lambda L: L.tensor([1.0, 2.0]) * "a",
+    "sub_list": lambda L: L.tensor([1.0, 2.0]) - [1],
+    "div_none": lambda L: L.tensor([1.0, 2.0]) / None,
+    "matmul_none": lambda L: L.tensor([1.0, 2.0]) @ None,
+    "pow_none": lambda L: L.tensor([1.0, 2.0]) ** None,
+    "and_none": lambda L: L.tensor([1, 2]) & None,
+    "add_reflecting": lambda L: L.tensor([1.0]) + _Reflecting(),
+    "matmul_reflecting": lambda L: L.tensor([1.0]) @ _Reflecting(),
+    "and_reflecting": lambda L: L.tensor([1]) & _Reflecting(),
+    "dunder_returns": lambda L: L.tensor([1.0]).__add__(None),
+    "iadd_none": lambda L: L.tensor([1.0]).__iadd__(None),
+    "add_number": lambda L: (L.tensor([1.0, 2.0]) + 1).tolist(),
+    "pow_number": lambda L: (L.tensor([1.0, 2.0]) ** 2).tolist(),
+    "and_number": lambda L: (L.tensor([1, 2]) & 1).tolist(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BINARY))
+def test_binary_operator_with_a_foreign_operand_as_torch(case):
+    """torch's binary operators answer NotImplemented for an operand that is no tensor or number, so Python
+    tries the operand's reflected method, else raises its own "unsupported operand type(s)" TypeError."""
+    def outcome(L):
+        try:
+            return repr(_BINARY[case](L))
+        except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+            return type(exc).__name__, str(exc).replace("torchplug", "torch")
+
+    assert outcome(tp) == outcome(torch)
+
+
 # --- random_ on complex tensors ------------------------------------------------------------------------------
 
 _COMPLEX_RANDOM = {

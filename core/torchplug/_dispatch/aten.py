@@ -20,11 +20,18 @@ class _Aten:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("__"):
             raise AttributeError(name)
+        call = self._entry(name).call
+        self.__dict__[name] = call
+        return call
+
+    def _entry(self, name: str) -> Any:
+        """The operator entry ``A.<name>`` calls (an overload name, ``"add_.Tensor"``, names one exactly)."""
+        if "." in name:
+            return DISPATCHER.entry(f"aten::{name}")
         for suffix in _PREFERRED:
             entry = DISPATCHER.find(f"aten::{name}{suffix}")
             if entry is not None:
-                self.__dict__[name] = entry.call
-                return entry.call
+                return entry
         raise AttributeError(f"aten has no operator {name!r}")
 
     def __getitem__(self, name: str) -> Callable[..., Any]:

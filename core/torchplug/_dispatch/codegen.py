@@ -83,14 +83,22 @@ def _not_tensor(value: Any, ctx: ArgContext) -> int:
 _NUMBERS = (bool, int, float, complex)
 
 
-def _wrapped_number(value: Any, ctx: ArgContext) -> int:
-    # Binary pointwise ops take Python numbers where a Tensor is expected; the kernel sees the
-    # number itself (a "wrapped number" for type promotion) and it adds no key.
+def _number_key(value: Any) -> int | None:
+    """0 for an operand a binary operator takes as a number, None for one it does not take (no tensor either)."""
     if isinstance(value, _NUMBERS):
         return 0
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
         return 0  # NumPy scalar
-    raise ctx.fail(value, "Tensor or number")
+    return None
+
+
+def _wrapped_number(value: Any, ctx: ArgContext) -> int:
+    # Binary pointwise ops take Python numbers where a Tensor is expected; the kernel sees the
+    # number itself (a "wrapped number" for type promotion) and it adds no key.
+    key = _number_key(value)
+    if key is None:
+        raise ctx.fail(value, "Tensor or number")
+    return key
 
 
 def _invalid_combination(op: str, signature: str, args: tuple[Any, ...]) -> None:
@@ -121,6 +129,7 @@ def build_entry(
     numbers: Any = None,
     combination_errors: Any = (),
     method: bool = False,
+    binary_operator: bool = False,
 ) -> Callable[..., Any]:
     """Compile the entry point for ``entry``.
 
@@ -135,6 +144,10 @@ def build_entry(
         combination_errors: Tensor arguments refusing a number with PyTorch's "invalid combination of
             arguments" (another overload takes a number, just not there) instead of "must be Tensor".
         method: a ``Tensor`` method: error messages count positions after ``self``, like PyTorch's.
+        binary_operator: a Python operator (``__add__``, ``__iadd__``...): an operand after ``self`` that is no
+            tensor (nor number, where the op takes one) answers NotImplemented, as torch's operators do, so
+            Python tries the other operand's reflected method or raises its own "unsupported operand" error.
+            Only the failure branch differs: the call path is the same code.
     """
     schema: FunctionSchema = entry.schema
     display = display or schema.full_name
@@ -144,6 +157,7 @@ def build_entry(
         "_miss": lambda ks, _e=entry: DISPATCHER.lookup(_e, ks),
         "_not_tensor": _not_tensor,
         "_wrapped": _wrapped_number,
+        "_number_key": _number_key,
         "_tlist": _tensor_list_keyset,
         "_no_tensor": _no_tensor_given,
         "_combination": _invalid_combination,
@@ -179,6 +193,12 @@ def build_entry(
             elif t.optional:
                 body.append(f"try:\n    {var} = 0 if {local} is None else {local}._keyset")
                 body.append(f"except AttributeError:\n    {var} = _not_tensor({local}, _c{idx})")
+            elif binary_operator and idx > 0:
+                body.append(f"{var} = getattr({local}, '_keyset', None)")
+                take_number = entry.wrapped_numbers and (numbers is None or arg.name in numbers)
+                if take_number:
+                    body.append(f"if {var} is None:\n    {var} = _number_key({local})")
+                body.append(f"if {var} is None:\n    return NotImplemented")
             elif entry.wrapped_numbers and (numbers is None or arg.name in numbers):
                 body.append(f"{var} = getattr({local}, '_keyset', None)")
                 body.append(f"if {var} is None:\n    {var} = _wrapped({local}, _c{idx})")

@@ -483,46 +483,45 @@ def _random_(self: Tensor, from_: Any = None, to: Any = _NO_TO, *, generator: An
 
 
 # ---- operators ----------------------------------------------------------------------------------
+def _operator(op: str, dunder: str) -> Any:
+    """``Tensor.<dunder>`` for aten ``op``: its entry point, answering NotImplemented for an operand that is no
+    tensor or number (torch's operators do, so ``t + None`` is Python's own TypeError and an object with
+    ``__radd__`` gets its turn)."""
+    return build_entry(A._entry(op), display=op.partition(".")[0], func_name=dunder, binary_operator=True)
+
+
 def _install_operators() -> None:
     T = Tensor
-    add, sub, mul, div = A.add, A.sub, A.mul, A.div
-    T.__add__ = add
+    add, sub, mul = A.add, A.sub, A.mul
+    for dunder, op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floor_divide"),
+                       ("mod", "remainder"), ("pow", "pow"), ("matmul", "matmul"), ("and", "bitwise_and"),
+                       ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"),
+                       ("rshift", "bitwise_right_shift")):
+        setattr(T, f"__{dunder}__", _operator(op, f"__{dunder}__"))
+    for dunder, op in (("iadd", "add_.Tensor"), ("isub", "sub_.Tensor"), ("imul", "mul_"), ("itruediv", "div_.Tensor"),
+                       ("ifloordiv", "floor_divide_"), ("imod", "remainder_"), ("ipow", "pow_.Tensor_Tensor"),
+                       ("iand", "bitwise_and_"), ("ior", "bitwise_or_"), ("ixor", "bitwise_xor_"),
+                       ("ilshift", "bitwise_left_shift_"), ("irshift", "bitwise_right_shift_")):
+        setattr(T, f"__{dunder}__", _operator(op, f"__{dunder}__"))
+    for op in ("eq", "ne", "lt", "le", "gt", "ge"):  # t == None is False, t < "a" Python's TypeError
+        setattr(T, f"__{op}__", _operator(f"{op}.Tensor", f"__{op}__"))
     # reflected operators as torch's: the tensor first for + and * (its edge comes first in the graph),
     # rsub for -, reciprocal times the number for / (torch's __rdiv__)
     T.__radd__ = _reflected(lambda self, other: add(self, other))
-    T.__iadd__ = A["add_.Tensor"]
-    T.__sub__ = sub
     T.__rsub__ = _reflected(lambda self, other: sub(other, self))
-    T.__isub__ = A["sub_.Tensor"]
-    T.__mul__ = mul
     T.__rmul__ = _reflected(lambda self, other: mul(self, other))
-    T.__imul__ = A["mul_"]
-    T.__truediv__ = div
     T.__rtruediv__ = _reflected(lambda self, other: mul(A.reciprocal(self), other))
-    T.__itruediv__ = A["div_.Tensor"]
-    T.__floordiv__ = A.floor_divide
     T.__rfloordiv__ = _reflected(lambda self, other: A.floor_divide(other, self))
-    T.__ifloordiv__ = A["floor_divide_"]
-    T.__mod__ = A.remainder
     T.__rmod__ = _reflected(lambda self, other: A.remainder(other, self))
-    T.__imod__ = A["remainder_"]
-    T.__pow__ = A.pow
     T.__rpow__ = _reflected(lambda self, other: A.pow(other, self))
-    T.__ipow__ = A["pow_.Tensor_Tensor"]
-    T.__matmul__ = A.matmul
     T.__rmatmul__ = _reflected(lambda self, other: A.matmul(other, self))
+    for op, name in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                     ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+        setattr(T, f"__r{op}__", _reflected((lambda f: lambda self, other: f(other, self))(getattr(A, name))))
     T.__neg__ = A.neg
     T.__pos__ = lambda self: self
     T.__abs__ = A.abs
     T.__invert__ = _invert
-    for op, name in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                     ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
-        fn = getattr(A, name)
-        setattr(T, f"__{op}__", fn)
-        setattr(T, f"__r{op}__", _reflected((lambda f: lambda self, other: f(other, self))(fn)))
-        setattr(T, f"__i{op}__", A[f"{name}_"])
-    for op in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(T, f"__{op}__", _comparison(A[f"{op}.Tensor"]))
 
 
 def _reflected(fn: Any) -> Any:
@@ -533,22 +532,6 @@ def _reflected(fn: Any) -> Any:
         try:
             return fn(self, other)
         except TypeError:  # torch turns any TypeError of a binary operator into NotImplemented
-            return NotImplemented
-
-    op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
-    return op
-
-
-def _comparison(fn: Any) -> Any:
-    """A comparison operator that answers NotImplemented for an operand that is no tensor or number, as
-    torch's do: ``t == None`` is then False and ``t < "a"`` Python's own TypeError.  A TypeError met with a
-    tensor or number operand is a real error and propagates."""
-    def op(self: Tensor, other: Any) -> Any:
-        try:
-            return fn(self, other)
-        except TypeError:
-            if isinstance(other, (Tensor, numbers.Number)):
-                raise
             return NotImplemented
 
     op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")

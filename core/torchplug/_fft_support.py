@@ -1,17 +1,61 @@
-"""The memory layout of aten's FFT results, shared by the backends' ``_fft_*`` kernels.
+"""What every backend's FFT kernels (``_fft_r2c``, ``_fft_c2r``, ``_fft_c2c``) share: argument checks with
+PyTorch's messages, and the memory layout of the results.
 
-PyTorch's cpu FFT kernels (and its meta kernels, mostly) lay the output out as ``_exec_fft`` in
-``aten/src/ATen/native/mkl/SpectralOps.cpp`` does: the batch (untransformed) dimensions first, ordered
-by decreasing input stride, then the transformed dimensions in the order the kernel visits them, and the
-result contiguous in that permuted order.  The kernels here return that permutation; a backend allocates
-its result contiguous in it and transposes back (a no-copy view), so ``stride()`` matches torch's.
+PyTorch's cpu FFT kernels lay the output out as ``_exec_fft`` in ``aten/src/ATen/native/mkl/SpectralOps.cpp``
+does: the batch (untransformed) dimensions first, ordered by decreasing input stride, then the transformed
+dimensions in the order the kernel visits them, and the result contiguous in that permuted order.  The
+functions here return that permutation; a backend allocates its result contiguous in it and transposes back
+(a no-copy view), so ``stride()`` matches torch's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["c2c_order", "r2c_order", "c2r_order", "strides_for_order", "cufft_c2c_order", "cufft_r2c_order", "cufft_c2r_order"]
+from . import _dtype as D
+from ._composites import scalar_type_name
+
+__all__ = [
+    "check_input", "check_c2r_size", "c2c_order", "r2c_order", "c2r_order", "strides_for_order",
+    "cufft_c2c_order", "cufft_r2c_order", "cufft_c2r_order",
+]
+
+_REAL = (D.float32, D.float64)
+_COMPLEX = (D.complex64, D.complex128)
+
+
+def check_input(name: str, dtype: D.dtype, ndim: int, dims: Sequence[int], normalization: int,
+                complex_input: bool) -> None:
+    """Refuse what the kernels cannot transform: a dtype other than float32/float64 (``complex_input``
+    False) or complex64/complex128 (True), a normalization mode other than 0/1/2, dims out of range, and
+    (r2c/c2r) an empty dim list."""
+    if complex_input and dtype not in _COMPLEX:
+        raise RuntimeError(f"Only supports complex dtypes, but found: {scalar_type_name(dtype)}")
+    if not complex_input and dtype not in _REAL:
+        if dtype in _COMPLEX:
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: {scalar_type_name(dtype)}")
+        raise RuntimeError(f"FFT doesn't support tensors of type: {scalar_type_name(dtype)}")
+    if normalization not in (0, 1, 2):
+        raise RuntimeError(
+            f"Invalid FFT normalization mode {normalization}: expected 0 (none), 1 (by 1/sqrt(n)) or 2 (by 1/n)"
+        )
+    n = max(ndim, 1)
+    for d in dims:
+        if not 0 <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    if not dims and name != "_fft_c2c":
+        raise RuntimeError(f"{name}: dim must name at least one dimension to transform")
+
+
+def check_c2r_size(sizes: Sequence[int], dims: Sequence[int], last_dim_size: int) -> None:
+    """A c2r's input must hold ``last_dim_size // 2 + 1`` points along its last transformed dim."""
+    last = dims[-1]
+    need = last_dim_size // 2 + 1
+    if last_dim_size < 1 or sizes[last] != need:
+        raise RuntimeError(
+            f"_fft_c2r: an output of {last_dim_size} points along dim {last} needs {need} input points there "
+            f"(n // 2 + 1), but the input has {sizes[last]}"
+        )
 
 
 def _sort_dims(strides: Sequence[int], dims: Sequence[int], exclude_last: bool = False) -> list[int]:
@@ -50,8 +94,8 @@ def r2c_order(strides: Sequence[int], dims: Sequence[int]) -> list[int]:
 
 
 def c2r_order(strides: Sequence[int], sizes: Sequence[int], dims: Sequence[int]) -> list[int]:
-    """The output's dim order of ``_fft_c2r``: a c2c over ``dims[:-1]`` first, then the c2r over the last
-    dim, whose input is that intermediate (laid out by the c2c rule)."""
+    """The output's dim order of ``_fft_c2r``: a c2c over ``dims[:-1]`` first, then the c2r over the
+    last dim, whose input is that intermediate (laid out by the c2c rule)."""
     if len(dims) > 1:
         strides = strides_for_order(sizes, c2c_order(strides, dims[:-1]))
     return _exec_order(strides, len(strides), [dims[-1]])

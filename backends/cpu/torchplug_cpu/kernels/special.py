@@ -44,14 +44,24 @@ def _xlog1py(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(y), y, np.where(x == 0, np.zeros((), value.dtype), value))
 
 
+def _scipy(name: str) -> Callable[..., np.ndarray]:
+    """``scipy.special.<name>``, looked up at call time: in the cuda backend's CuPy family ``special`` is
+    ``cupyx.scipy.special``, and a function it lacks must fail only where it is used, naming itself."""
+    def fn(*args: np.ndarray) -> np.ndarray:
+        return getattr(special, name)(*args)
+
+    fn.__name__ = name
+    return fn
+
+
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "airy_ai": lambda x: special.airy(x)[0],
-    "bessel_j0": special.j0, "bessel_j1": special.j1, "bessel_y0": special.y0, "bessel_y1": special.y1,
-    "modified_bessel_i0": special.i0, "modified_bessel_i1": special.i1,
-    "modified_bessel_k0": special.k0, "modified_bessel_k1": special.k1,
-    "scaled_modified_bessel_k0": special.k0e, "scaled_modified_bessel_k1": special.k1e,
-    "spherical_bessel_j0": _spherical_j0, "entr": special.entr, "erfcx": special.erfcx,
-    "i0e": special.i0e, "i1e": special.i1e, "log_ndtr": special.log_ndtr, "ndtri": special.ndtri,
+    "bessel_j0": _scipy("j0"), "bessel_j1": _scipy("j1"), "bessel_y0": _scipy("y0"), "bessel_y1": _scipy("y1"),
+    "modified_bessel_i0": _scipy("i0"), "modified_bessel_i1": _scipy("i1"),
+    "modified_bessel_k0": _scipy("k0"), "modified_bessel_k1": _scipy("k1"),
+    "scaled_modified_bessel_k0": _scipy("k0e"), "scaled_modified_bessel_k1": _scipy("k1e"),
+    "spherical_bessel_j0": _spherical_j0, "entr": _scipy("entr"), "erfcx": _scipy("erfcx"),
+    "i0e": _scipy("i0e"), "i1e": _scipy("i1e"), "log_ndtr": _scipy("log_ndtr"), "ndtri": _scipy("ndtri"),
 }
 
 
@@ -74,7 +84,7 @@ def _binary(op: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Call
 for _name, _fn in _UNARY.items():
     TABLE.impl(f"aten::special_{_name}")(_unary(f"special_{_name}", _fn))
 TABLE.impl("aten::special_xlog1py")(_binary("special_xlog1py", _xlog1py))
-TABLE.impl("aten::special_zeta")(_binary("special_zeta", special.zeta))
+TABLE.impl("aten::special_zeta")(_binary("special_zeta", _scipy("zeta")))
 
 
 # ---- orthogonal polynomials ----------------------------------------------------------------------------------

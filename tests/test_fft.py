@@ -272,3 +272,23 @@ def test_an_empty_batch_gives_an_empty_spectrum():
         a = getattr(tp.fft, name)(x)
         b = getattr(torch.fft, name)(torch.empty(tuple(x.shape), dtype=getattr(torch, _name(x.dtype)), device="meta"))
         assert (tuple(a.shape), _name(a.dtype)) == (tuple(b.shape), _name(b.dtype)) and a.numel() == 0
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.fft.fft(x, norm=1),
+    lambda m, x: m.fft.fft(x, n=2.5),
+    lambda m, x: m.fft.ifft(x, n=True),
+    lambda m, x: m.fft.rfft(x, dim=0.5),
+    lambda m, x: m.fft.fftn(x, s=2.5),
+    lambda m, x: m.fft.ihfftn(x, dim=(0.5,)),
+    lambda m, x: m.fft.fft2(x.reshape(2, 2), s=[1.5, 2]),
+    lambda m, x: m.fft.fftshift(x, dim=0.5),
+    lambda m, x: m.fft.fftfreq(4.5),
+    lambda m, x: m.fft.rfftfreq(4, d="a"),
+], ids=["norm", "n_float", "n_bool", "dim_float", "s_float", "dim_tuple", "s_list", "shift_dim", "freq_n", "freq_d"])
+def test_argument_types_are_checked_like_torch(call):
+    with pytest.raises(TypeError) as theirs:
+        call(torch, torch.ones(4))
+    with pytest.raises(TypeError) as ours:
+        call(tp, tp.ones(4))
+    assert str(ours.value) == str(theirs.value)

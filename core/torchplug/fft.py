@@ -12,6 +12,7 @@ half-precision transforms.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from . import _dtype as D
 from ._aten import A
 from ._composites import resize_output, scalar_type_name
 from ._creation import arange
-from ._tensor import Tensor, _wrap_dim
+from ._tensor import Size, Tensor, _wrap_dim
 
 __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -40,9 +41,42 @@ def _norm_mode(norm: str | None, forward: bool) -> int:
         return _BY_N if forward else _NONE
     if norm == "ortho":
         return _BY_ROOT_N
-    if not isinstance(norm, str):
-        raise TypeError(f"argument 'norm' must be str or None, not {type(norm).__name__}")
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+
+
+def _type_error(fname: str, arg: str, expected: str, value: Any) -> TypeError:
+    return TypeError(f"fft_{fname}(): argument '{arg}' must be {expected}, not {type(value).__name__}")
+
+
+def _int_arg(fname: str, arg: str, value: Any) -> int:
+    """An int argument as PyTorch's parser takes it (bools and floats refused)."""
+    if isinstance(value, builtins.bool) or not hasattr(value, "__index__"):
+        raise _type_error(fname, arg, "int", value)
+    return operator.index(value)
+
+
+def _ints_arg(fname: str, arg: str, value: Any) -> list[int] | None:
+    """An ``int[]?`` argument: None, an int, or a sequence of ints."""
+    if value is None:
+        return None
+    if hasattr(value, "__index__") and not isinstance(value, builtins.bool):
+        return [operator.index(value)]
+    if not isinstance(value, (tuple, list, Size)) or any(
+            isinstance(v, builtins.bool) or not hasattr(v, "__index__") for v in value):
+        raise _type_error(fname, arg, "tuple of ints", value)
+    return [operator.index(v) for v in value]
+
+
+def _check_1d(fname: str, n: Any, dim: Any, norm: Any) -> tuple[int | None, int]:
+    if norm is not None and not isinstance(norm, str):
+        raise _type_error(fname, "norm", "str", norm)
+    return (None if n is None else _int_arg(fname, "n", n)), _int_arg(fname, "dim", dim)
+
+
+def _check_nd(fname: str, s: Any, dim: Any, norm: Any) -> tuple[list[int] | None, list[int] | None]:
+    if norm is not None and not isinstance(norm, str):
+        raise _type_error(fname, "norm", "str", norm)
+    return _ints_arg(fname, "s", s), _ints_arg(fname, "dim", dim)
 
 
 def _promote(t: Tensor, require_complex: bool = False) -> Tensor:
@@ -88,18 +122,10 @@ def _resize(x: Tensor, dims: Sequence[int], sizes: Sequence[int]) -> Tensor:
     return A.constant_pad_nd(x, pad) if padded else x
 
 
-def _int_list(value: Any) -> list[int] | None:
-    if value is None:
-        return None
-    if isinstance(value, builtins.int):
-        return [value]
-    return [builtins.int(v) for v in value]
-
-
 def _shape_and_dims(x: Tensor, s: Any, dim: Any) -> tuple[list[int], list[int]]:
     """aten's ``canonicalize_fft_shape_and_dim_args``: the signal sizes and the wrapped, unique dims."""
     ndim = x.dim()
-    shape, dims = _int_list(s), _int_list(dim)
+    shape, dims = s, dim
     if dims is not None:
         dims = [_wrap(d, ndim) for d in dims]
         if len(set(dims)) != len(dims):
@@ -127,8 +153,7 @@ def _c2r_shape_and_dims(name: str, x: Tensor, s: Any, dim: Any) -> tuple[list[in
     shape, dims = _shape_and_dims(x, s, dim)
     if not shape:
         raise RuntimeError(f"{name} must transform at least one axis")
-    given = _int_list(s)
-    last_size = 2 * (x.shape[dims[-1]] - 1) if given is None or given[-1] == -1 else shape[-1]
+    last_size = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else shape[-1]
     _check_points(last_size)
     shape[-1] = last_size // 2 + 1
     return shape, dims, last_size
@@ -220,6 +245,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim`` (real input: the full,
     Hermitian-symmetric spectrum).  ``n`` crops or zero-pads the signal; ``norm`` is ``"backward"``
     (default, no scaling), ``"forward"`` (1/n) or ``"ortho"`` (1/sqrt(n))."""
+    n, dim = _check_1d("fft", n, dim, norm)
     if input.dtype.is_complex:
         return _fft_c2c("fft", input, n, dim, norm, True, out)
     return _fft_r2c("fft", input, n, dim, norm, True, False, out)
@@ -228,6 +254,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform (``norm="backward"`` scales by 1/n)."""
+    n, dim = _check_1d("ifft", n, dim, norm)
     if input.dtype.is_complex:
         return _fft_c2c("ifft", input, n, dim, norm, False, out)
     return _fft_r2c("ifft", input, n, dim, norm, False, False, out)
@@ -236,24 +263,28 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The FFT of real ``input``: only the ``n // 2 + 1`` non-redundant (non-negative frequency) outputs."""
+    n, dim = _check_1d("rfft", n, dim, norm)
     return _fft_r2c("rfft", input, n, dim, norm, True, True, out)
 
 
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (input.size(dim) - 1)``)."""
+    n, dim = _check_1d("irfft", n, dim, norm)
     return _fft_c2r("irfft", input, n, dim, norm, False, out)
 
 
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real result of length ``n``."""
+    n, dim = _check_1d("hfft", n, dim, norm)
     return _fft_c2r("hfft", input, n, dim, norm, True, out)
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The inverse of :func:`hfft`: the first ``n // 2 + 1`` outputs of the inverse FFT of real ``input``."""
+    n, dim = _check_1d("ihfft", n, dim, norm)
     return _fft_r2c("ihfft", input, n, dim, norm, False, True, out)
 
 
@@ -306,78 +337,91 @@ def fftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None,
          out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT over ``dim`` (default: all dims, or the last ``len(s)``), each cropped or
     zero-padded to ``s``."""
+    s, dim = _check_nd("fftn", s, dim, norm)
     return _fftn_c2c(input, s, dim, norm, True, out)
 
 
 def ifftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional inverse FFT (see :func:`fftn` for ``s`` and ``dim``)."""
+    s, dim = _check_nd("ifftn", s, dim, norm)
     return _fftn_c2c(input, s, dim, norm, False, out)
 
 
 def rfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT of real ``input``, the last transformed dim halved to ``n // 2 + 1``."""
+    s, dim = _check_nd("rfftn", s, dim, norm)
     return _rfftn(input, s, dim, norm, out)
 
 
 def irfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """The inverse of :func:`rfftn`: a real result, ``s[-1]`` (default ``2 * (size - 1)``) long in the last dim."""
+    s, dim = _check_nd("irfftn", s, dim, norm)
     return _irfftn(input, s, dim, norm, out)
 
 
 def hfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """The N-dimensional FFT of a Hermitian-symmetric signal given by its half along the last dim."""
+    s, dim = _check_nd("hfftn", s, dim, norm)
     return _hfftn(input, s, dim, norm, out)
 
 
 def ihfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """The inverse of :func:`hfftn`: the N-dimensional inverse FFT of real ``input``, last dim halved."""
+    s, dim = _check_nd("ihfftn", s, dim, norm)
     return _ihfftn(input, s, dim, norm, out)
 
 
 def fft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
          out: Tensor | None = None) -> Tensor:
     """:func:`fftn` over the last two dims by default."""
+    s, dim = _check_nd("fft2", s, dim, norm)
     return _fftn_c2c(input, s, dim, norm, True, out)
 
 
 def ifft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """:func:`ifftn` over the last two dims by default."""
+    s, dim = _check_nd("ifft2", s, dim, norm)
     return _fftn_c2c(input, s, dim, norm, False, out)
 
 
 def rfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """:func:`rfftn` over the last two dims by default."""
+    s, dim = _check_nd("rfft2", s, dim, norm)
     return _rfftn(input, s, dim, norm, out)
 
 
 def irfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """:func:`irfftn` over the last two dims by default."""
+    s, dim = _check_nd("irfft2", s, dim, norm)
     return _irfftn(input, s, dim, norm, out)
 
 
 def hfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """:func:`hfftn` over the last two dims by default."""
+    s, dim = _check_nd("hfft2", s, dim, norm)
     return _hfftn(input, s, dim, norm, out)
 
 
 def ihfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None, *,
            out: Tensor | None = None) -> Tensor:
     """:func:`ihfftn` over the last two dims by default."""
+    s, dim = _check_nd("ihfft2", s, dim, norm)
     return _ihfftn(input, s, dim, norm, out)
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
 def _shift(input: Tensor, dim: Any, inverse: bool) -> Tensor:
-    dims = list(range(input.dim())) if dim is None else [_wrap_dim(d, input.dim()) for d in _int_list(dim)]
+    given = _ints_arg("ifftshift" if inverse else "fftshift", "dim", dim)
+    dims = list(range(input.dim())) if given is None else [_wrap_dim(d, input.dim()) for d in given]
     shifts = [(input.shape[d] + 1) // 2 if inverse else input.shape[d] // 2 for d in dims]
     return A.roll(input, shifts, dims)
 
@@ -390,6 +434,13 @@ def fftshift(input: Tensor, dim: Any = None) -> Tensor:
 def ifftshift(input: Tensor, dim: Any = None) -> Tensor:
     """The inverse of :func:`fftshift` (a roll by ``(n + 1) // 2``)."""
     return _shift(input, dim, True)
+
+
+def _check_freq(fname: str, n: Any, d: Any) -> None:
+    if isinstance(n, builtins.bool) or not hasattr(n, "__index__"):
+        raise TypeError(f"fft_{fname}(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if not isinstance(d, (builtins.int, builtins.float)):
+        raise _type_error(fname, "d", "float", d)
 
 
 def _freq_dtype(dtype: Any, out: Tensor | None) -> Any:
@@ -413,6 +464,7 @@ def fftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype: Any = N
             device: Any = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an ``n``-point FFT with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
+    _check_freq("fftfreq", n, d)
     dt = _freq_dtype(dtype, out)
     values = A.cat([arange(0, (n + 1) // 2, dtype=dt, device=device), arange(-(n // 2), 0, dtype=dt, device=device)])
     return _freq_result(values, n, d, dt, out, requires_grad)
@@ -421,6 +473,7 @@ def fftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype: Any = N
 def rfftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of :func:`rfft`'s ``n // 2 + 1`` outputs: ``[0, 1, ..., n // 2] / (d * n)``."""
+    _check_freq("rfftfreq", n, d)
     dt = _freq_dtype(dtype, out)
     values = arange(0, n // 2 + 1, dtype=dt, device=device)
     return _freq_result(values, n, d, dt, out, requires_grad)

@@ -18,6 +18,7 @@ from scipy import fft as sp_fft
 from torchplug._fft_support import c2c_order, c2r_order, check_c2r_size, check_input, r2c_order
 from torchplug._tensor import make_tensor
 from torchplug.library import KernelTable
+from torchplug_cpu._blas_policy import user_threads
 
 from .. import _common as C
 from .._common import Tensor
@@ -27,6 +28,16 @@ TABLE = KernelTable("CPU")
 # aten's fft_norm_mode (0 none, 1 1/sqrt(n), 2 1/n) as SciPy's norm= of a forward and of an inverse transform
 _FORWARD_NORM = ("backward", "ortho", "forward")
 _INVERSE_NORM = ("forward", "ortho", "backward")
+
+
+# SciPy's transforms run on torchplug.get_num_threads() threads (as PyTorch's use its intra-op pool) from
+# this many elements on; below it a thread's start costs more than it saves.  CuPy's take no workers=.
+_THREADED_FROM = 1 << 16
+_HOST = sp_fft.__name__ == "scipy.fft"
+
+
+def _workers(x: np.ndarray) -> dict[str, int]:
+    return {"workers": user_threads()} if _HOST and x.size >= _THREADED_FROM else {}
 
 
 def _strides(t: Tensor) -> list[int]:
@@ -46,9 +57,11 @@ def _run(x: np.ndarray, order: list[int], dims: Sequence[int], kind: str, out_sh
         axes = [order.index(d) for d in dims]
         if len(axes) == 1:  # the one-dimensional functions skip the n-d argument handling
             extra = {"n": last_size} if kind == "irfft" else {}
+            extra.update(_workers(x))
             root = getattr(sp_fft, kind)(xp, axis=axes[0], norm=norm, **extra)
         else:
             extra = {"s": [xp.shape[a] for a in axes[:-1]] + [last_size]} if kind == "irfft" else {}
+            extra.update(_workers(x))
             root = getattr(sp_fft, kind + "n")(xp, axes=axes, norm=norm, **extra)
         root = np.ascontiguousarray(root)
     view = root if identity else root.transpose([order.index(i) for i in range(len(order))])

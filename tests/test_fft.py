@@ -292,3 +292,21 @@ def test_argument_types_are_checked_like_torch(call):
     with pytest.raises(TypeError) as ours:
         call(tp, tp.ones(4))
     assert str(ours.value) == str(theirs.value)
+
+
+def test_autocast_runs_the_float32_list_in_float32_like_torch():
+    # fft_fft & co. are aten ops on PyTorch's cpu autocast float32 list: half inputs are cast, not refused;
+    # the hermitian n-d transforms are not on it and refuse them as outside autocast
+    x = _real((4, 4)).astype(np.float32)
+    results = []
+    for m in (tp, torch):
+        with m.autocast("cpu", dtype=m.bfloat16):
+            a = m.fft.fft(m.tensor(x).to(m.bfloat16))
+            b = m.fft.rfft2(m.tensor(x).to(m.float16))
+            with pytest.raises(RuntimeError, match="Unsupported dtype BFloat16"):
+                m.fft.ihfftn(m.tensor(x).to(m.bfloat16))
+        results.append((_name(a.dtype), _name(b.dtype), a.resolve_conj().numpy(), b.numpy()))
+    assert results[0][:2] == results[1][:2] == ("complex64", "complex64")
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(results[0][3], results[1][3], rtol=1e-5, atol=1e-5)
+    assert tp.ops.aten.fft_fft is not None and tp.ops.aten._fft_c2c is not None

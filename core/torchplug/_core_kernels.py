@@ -12,6 +12,7 @@ from typing import Any
 from ._backends import backend_for
 from . import _composites_complex, _composites_linalg, _composites_nn, _composites_shape, _math_bits
 from ._composites import COMPOSITES, inplace_kernel, out_kernel
+from ._composites_fft import register as register_fft_composites
 from ._composites_math import register as register_math_composites
 from ._composites_more import register as register_more_composites
 from ._device import get_default_device
@@ -224,6 +225,7 @@ def register_core(lib: Library) -> None:
             lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
     register_math_composites(lib)
     register_more_composites(lib)
+    register_fft_composites(lib)
 
 
 def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:

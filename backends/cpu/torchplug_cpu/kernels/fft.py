@@ -55,6 +55,9 @@ def _run(x: np.ndarray, order: list[int], dims: Sequence[int], kind: str, out_sh
     else:
         xp = x if identity else x.transpose(order)
         axes = [order.index(d) for d in dims]
+        full = kind == "r2c_full"
+        if full:
+            kind = "rfft"
         if len(axes) == 1:  # the one-dimensional functions skip the n-d argument handling
             extra = {"n": last_size} if kind == "irfft" else {}
             extra.update(_workers(x))
@@ -63,9 +66,22 @@ def _run(x: np.ndarray, order: list[int], dims: Sequence[int], kind: str, out_sh
             extra = {"s": [xp.shape[a] for a in axes[:-1]] + [last_size]} if kind == "irfft" else {}
             extra.update(_workers(x))
             root = getattr(sp_fft, kind + "n")(xp, axes=axes, norm=norm, **extra)
+        if full:
+            root = _mirror(root, axes, xp.shape[axes[-1]])
         root = np.ascontiguousarray(root)
     view = root if identity else root.transpose([order.index(i) for i in range(len(order))])
     return make_tensor(view, C.NP_TO_DTYPE[root.dtype], C.CPU, C.KEYSET, C.storage(root))
+
+
+def _mirror(half: np.ndarray, axes: list[int], n: int) -> np.ndarray:
+    """The full spectrum of a real signal from its onesided half, as aten's
+    ``_fft_fill_with_conjugate_symmetry_``: X[k] = conj(X[-k]) (every transformed axis mirrored), so the
+    half's exact zeros (the imaginary part of the DC term) stay +0 as in PyTorch."""
+    last = axes[-1]
+    rest = np.conj(np.take(half, np.arange(n - half.shape[last], 0, -1), axis=last))
+    for a in axes[:-1]:
+        rest = np.roll(np.flip(rest, axis=a), 1, axis=a)  # index k -> (-k) mod size
+    return np.concatenate([half, rest], axis=last)
 
 
 @TABLE.impl("aten::_fft_c2c")
@@ -86,7 +102,7 @@ def fft_r2c(self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
     if onesided:
         shape[dim[-1]] = shape[dim[-1]] // 2 + 1
     out_dtype = np.result_type(x.dtype, np.complex64)
-    kind = "rfft" if onesided else "fft"
+    kind = "rfft" if onesided else "r2c_full"
     return _run(x, r2c_order(_strides(self), dim), dim, kind, shape, out_dtype, _FORWARD_NORM[normalization])
 
 

@@ -94,17 +94,18 @@ def _public() -> list[OpInfo]:
         gen = _hermitian_1d if name in _FROM_COMPLEX else _one_d
         dtypes = REAL if name in ("rfft", "ihfft") else ALL
         aten = ("_fft_c2r",) if name in _FROM_COMPLEX else ("_fft_r2c", "_fft_c2c")
-        ops.append(OpInfo(f"fft.{name}", gen, dtypes=dtypes, aten=aten, supports_out=True, tolerances=TOL))
+        ops.append(OpInfo(f"fft.{name}", gen, dtypes=dtypes, aten=(f"fft_{name}", *aten), supports_out=True,
+                          tolerances=TOL))
     for suffix, two in (("2", True), ("n", False)):
         for base in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
             name = base + suffix
             dtypes = REAL if base in ("rfft", "ihfft") else ALL
             # torch's ihfftn with one dim writes out= backwards (conj_physical_out's arguments swapped)
-            ops.append(OpInfo(f"fft.{name}", _n_d(two), dtypes=dtypes, aten=("_fft_c2c",),
+            ops.append(OpInfo(f"fft.{name}", _n_d(two), dtypes=dtypes, aten=(f"fft_{name}",),
                               supports_out=name != "ihfftn", tolerances=TOL))
     ops += [
-        OpInfo("fft.fftshift", _shift, dtypes=("int64", "float32", "complex64"), aten=("roll",)),
-        OpInfo("fft.ifftshift", _shift, dtypes=("int64", "float32", "complex64"), aten=("roll",)),
+        OpInfo("fft.fftshift", _shift, dtypes=("int64", "float32", "complex64"), aten=("fft_fftshift",)),
+        OpInfo("fft.ifftshift", _shift, dtypes=("int64", "float32", "complex64"), aten=("fft_ifftshift",)),
         OpInfo("fft.fftfreq", _freq, dtypes=("float32", "float64", "complex64"), factory=True, aten=(),
                supports_out=False),
         OpInfo("fft.rfftfreq", _freq, dtypes=("float32", "float64"), factory=True, aten=(), supports_out=False),

@@ -272,7 +272,7 @@ def test_record_stream_holds_memory_until_the_stream_work_completes(emulated, mo
 
 
 def test_fft_runs_on_the_device_with_gradients(emulated):
-    # the shared cpu FFT kernels (np.fft: cupy.fft on a GPU) and their layout, on the second device
+    # the shared cpu FFT kernels (scipy.fft; cupyx.scipy.fft on a GPU) and their layout, on the second device
     rng = np.random.default_rng(3)
     x0 = rng.standard_normal((3, 4, 6)).astype(np.float32)
     results = []

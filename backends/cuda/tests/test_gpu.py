@@ -51,7 +51,7 @@ def test_ops_match_torch_cuda(gpu, op):
         "cross_entropy": lambda m, x, w: m.nn.functional.cross_entropy(x.reshape(-1, 8), m.arange(96, device=x.device) % 8),
         "index": lambda m, x, w: x[:, 1, m.tensor([0, 3], device=x.device)],
         "sort": lambda m, x, w: m.sort(x, -1)[0],
-        # cuFFT through cupy.fft (the shared cpu kernel's np.fft)
+        # cuFFT through cupyx.scipy.fft (the shared cpu kernel's scipy.fft)
         "rfft2": lambda m, x, w: m.view_as_real(m.fft.rfft2(x, norm="ortho")),
         "fftn_roundtrip": lambda m, x, w: m.fft.irfftn(m.fft.rfftn(x, dim=(0, 2, 3)), s=(4, 8, 8), dim=(0, 2, 3)),
     }

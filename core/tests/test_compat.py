@@ -99,7 +99,12 @@ def test_coverage_counts_names_that_resolve() -> None:
         assert row.total == len(names(module)) and 0.0 <= row.percent <= 100.0
     assert "add" in rows["torch"].supported and "Linear" in rows["torch.nn"].supported
     assert "relu" in rows["torch.nn.functional"].supported and "add_" in rows["torch.Tensor"].supported
-    assert rows["torch.fft"].problem == "torchplug.fft does not exist yet"  # no module: every name missing
+    for row in rows.values():  # a module torchplug lacks: every name missing, and the row says why
+        if row.problem is not None:
+            assert row.problem == f"torchplug{row.torch_module[len('torch'):]} does not exist yet"
+            assert not row.supported
+    for module in ("torch.fft", "torch.special"):  # whole namespaces torchplug provides
+        assert rows[module].problem is None and not rows[module].missing
     # a Tensor placeholder counts as missing although the class has the attribute
     name = _missing_now("torch.Tensor")
     assert isinstance(inspect.getattr_static(torchplug.Tensor, name), Unsupported)

@@ -269,3 +269,21 @@ def test_record_stream_holds_memory_until_the_stream_work_completes(emulated, mo
         torch.ones(2).record_stream(side)
     with pytest.raises(TypeError, match="must be a torchplug Stream"):
         torch.ones(2, device="cuda").record_stream("side")
+
+
+def test_fft_runs_on_the_device_with_gradients(emulated):
+    # the shared cpu FFT kernels (scipy.fft; cupyx.scipy.fft on a GPU) and their layout, on the second device
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    results = []
+    for dev in ("cpu", "cuda:1"):
+        x = torch.tensor(x0, device=dev).transpose(0, 1).requires_grad_(True)
+        spectrum = torch.fft.rfftn(x, dim=(0, 2), norm="ortho")
+        back = torch.fft.irfftn(spectrum * spectrum.abs(), s=(4, 6), dim=(0, 2))
+        back.pow(2).sum().backward()
+        assert spectrum.device == back.device == x.grad.device == torch.device(dev)
+        results.append((spectrum.stride(), spectrum.detach().cpu().numpy(), back.detach().cpu().numpy(),
+                        x.grad.cpu().numpy()))
+    assert results[0][0] == results[1][0]
+    for ours, ref in zip(results[1][1:], results[0][1:]):
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)

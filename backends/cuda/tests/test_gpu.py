@@ -35,7 +35,8 @@ def test_device_basics(gpu):
     assert (x * 2).sum().item() == 30.0 and x.cpu().tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
-@pytest.mark.parametrize("op", ["add", "matmul", "softmax", "conv2d", "layer_norm", "cross_entropy", "index", "sort"])
+@pytest.mark.parametrize("op", ["add", "matmul", "softmax", "conv2d", "layer_norm", "cross_entropy", "index", "sort",
+                                "rfft2", "fftn_roundtrip"])
 def test_ops_match_torch_cuda(gpu, op):
     torch = _torch_cuda()
     rng = np.random.default_rng(0)
@@ -50,6 +51,9 @@ def test_ops_match_torch_cuda(gpu, op):
         "cross_entropy": lambda m, x, w: m.nn.functional.cross_entropy(x.reshape(-1, 8), m.arange(96, device=x.device) % 8),
         "index": lambda m, x, w: x[:, 1, m.tensor([0, 3], device=x.device)],
         "sort": lambda m, x, w: m.sort(x, -1)[0],
+        # cuFFT through cupyx.scipy.fft (the shared cpu kernel's scipy.fft)
+        "rfft2": lambda m, x, w: m.view_as_real(m.fft.rfft2(x, norm="ortho")),
+        "fftn_roundtrip": lambda m, x, w: m.fft.irfftn(m.fft.rfftn(x, dim=(0, 2, 3)), s=(4, 8, 8), dim=(0, 2, 3)),
     }
     ours = fns[op](tp, tp.tensor(a, device="cuda"), tp.tensor(b, device="cuda"))
     ref = fns[op](torch, torch.tensor(a, device="cuda"), torch.tensor(b, device="cuda"))

@@ -5,7 +5,7 @@ The cpu kernels (``torchplug_cpu.kernels.*``) are written against two module-lev
 device, key set and allocator statistics on results.  :class:`KernelFamily` runs the *compiled
 code objects* of those modules again, in fresh module objects, with:
 
-- imports of ``numpy`` (and ``numpy.lib.stride_tricks``, ``scipy``, ``scipy.special``) answered
+- imports of ``numpy`` (and ``numpy.lib.stride_tricks``, ``scipy``, ``scipy.special``, ``scipy.fft``) answered
   from a mapping given by the caller, through a per-family ``__import__`` in the modules'
   ``__builtins__``, so ``import numpy as np`` binds the family's array namespace (CuPy-backed
   on a GPU, NumPy itself in emulation) and function-level imports see it too;

@@ -68,6 +68,7 @@ def namespaces() -> dict[str, Any]:
     """The module replacements for the CuPy kernel family (``numpy``, its stride tricks, scipy)."""
     global XP
     import cupy as cp
+    import cupyx.scipy.fft as cpx_fft
     import cupyx.scipy.special as cpx_special
 
     if XP is None:
@@ -77,9 +78,11 @@ def namespaces() -> dict[str, Any]:
     stride_tricks = XP.lib.stride_tricks
     scipy_ns = types.ModuleType("torchplug_cuda.xp_scipy")
     scipy_ns.special = cpx_special  # type: ignore[attr-defined]
+    scipy_ns.fft = cpx_fft  # type: ignore[attr-defined]  (cuFFT for the FFT kernels)
     return {
         "numpy": XP,
         "numpy.lib.stride_tricks": stride_tricks,
         "scipy": scipy_ns,
         "scipy.special": cpx_special,
+        "scipy.fft": cpx_fft,
     }

@@ -26,6 +26,7 @@ from torchplug._dispatch.tls import tls
 from torchplug._schemas import expand_table
 from torchplug._tensor.tensor import Tensor, autograd_hooks
 from torchplug._dispatch.library import Library
+from torchplug._ops.composites_fft import register as register_fft_composites
 
 __all__ = ["register_core", "CORE_OWNER"]
 
@@ -228,6 +229,7 @@ def register_core(lib: Library) -> None:
             lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
     register_math_composites(lib)
     register_more_composites(lib)
+    register_fft_composites(lib)
 
 
 def _functional_of(entry: OperatorEntry) -> OperatorEntry | None:

@@ -49,9 +49,11 @@ def test_explain_names_list_and_plugin():
     assert plain.policy is None and "on no autocast list" in str(plain)
     folded = amp.explain("cpu", "prod.dim_int")
     assert folded.op == "aten::prod" and folded.policy == "fp32" and folded.listed_as == "aten::prod.dim_int"
-    unknown = amp.explain("cpu", "fft_rfft2")
+    unknown = amp.explain("cpu", "orgqr")
     assert unknown.policy == "fp32" and not unknown.defined and "no plugin defines" in str(unknown)
-    assert "aten::fft_rfft2" in amp.unknown_ops("cpu")
+    assert "aten::orgqr" in amp.unknown_ops("cpu")
+    listed = amp.explain("cpu", "fft_rfft2")  # defined by the core (torchplug.fft's composites)
+    assert listed.policy == "fp32" and listed.defined and "aten::fft_rfft2" not in amp.unknown_ops("cpu")
     assert "aten::mm" not in amp.unknown_ops("cpu")
     inplace = amp.explain("cpu", "addmm_")
     assert inplace.policy is None

@@ -58,6 +58,10 @@ VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
     "aten::remainder": ((_NUMBER, "RemainderBackward0", ("other",)), ("True", "RemainderBackward1", ())),
     "aten::xlogy.Tensor": ((_NUMBER, "XlogyBackward2", ("other",)),
                            ("self.__class__ is not _Tensor", "XlogyBackward1", ("self",))),
+    "aten::special_xlog1py": ((_NUMBER, "SpecialXlog1PyBackward2", ("other",)),
+                              ("self.__class__ is not _Tensor", "SpecialXlog1PyBackward1", ("self",))),
+    "aten::special_zeta": ((_NUMBER, "SpecialZetaBackward2", ("other",)),
+                           ("self.__class__ is not _Tensor", "SpecialZetaBackward1", ("self",))),
     "aten::copysign.Tensor": ((_NUMBER, "CopysignBackward1", ("other",)),),
     "aten::lerp.Tensor": (("weight.__class__ is not _Tensor", "LerpBackward0", ("weight",)),),
     "aten::sub.Tensor": (("self.__class__ is not _Tensor", "RsubBackward1", ("self",)),),  # 2 - x: torch's rsub

@@ -76,3 +76,11 @@ def test_reachable_through_torchplug_names():
         DistributedSampler(range(4))
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedDataParallel(tp.nn.Linear(2, 2))
+
+
+def test_doctor_lists_the_backends():
+    from torchplug_distributed.distributed.doctor import report
+
+    text = report()
+    assert "mpi        devices=cpu      available" in text
+    assert "nccl       devices=cuda" in text and "gloo       alias of 'mpi'" in text

@@ -45,6 +45,10 @@ model(torch.ones(2, 3)).sum().backward()
 assert model.module.weight.grad.tolist() == [[2.0, 2.0, 2.0]]
 raises(RuntimeError, "DistributedDataParallel is not needed", lambda: torch.nn.parallel.DistributedDataParallel(
     torch.nn.ReLU()))
+bn = torch.nn.SyncBatchNorm(3)  # PyTorch's SyncBatchNorm refuses CPU inputs in training with a process group
+raises(ValueError, "SyncBatchNorm expected input tensor to be on GPU", lambda: bn(torch.ones(4, 3)))
+bn.eval()
+assert bn(torch.ones(4, 3)).shape == (4, 3)
 dist.destroy_process_group()
 assert not dist.is_initialized() and dist.get_pg_count() == 0
 

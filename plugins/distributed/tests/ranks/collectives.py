@@ -97,6 +97,23 @@ for dtype in DTYPES:
     check([o.tolist() for o in outs], [make(dtype, r, n=R + 1, offset=R).tolist() for r in range(W)],
           f"all_to_all {dtype}")
 
+# dtypes MPI has no reduction type for (float16, bfloat16: reduced in float32), complex, and AVG on integers
+for dtype in (torch.float16, torch.bfloat16):
+    x = make(torch.float32, R).to(dtype)
+    dist.all_reduce(x)
+    check(x.float(), expected(torch.float32, ReduceOp.SUM), f"all_reduce {dtype}")
+    assert x.dtype == dtype
+z = torch.tensor([1 + 2j, R - 1j], dtype=torch.complex128)
+dist.all_reduce(z)
+assert z.tolist() == [W * (1 + 2j), sum(range(W)) - W * 1j], z
+z = torch.tensor([complex(R, -R)], dtype=torch.complex64) if R == 1 else torch.zeros(1, dtype=torch.complex64)
+dist.broadcast(z, src=1 % W)
+assert z.tolist() == [complex(1 % W, -(1 % W))], z
+x = torch.tensor([R * 3 + 1, -(R * 3 + 1)], dtype=torch.int64)
+dist.all_reduce(x, op=ReduceOp.AVG)  # truncated toward zero, as NCCL's integer AVG
+total = sum(r * 3 + 1 for r in range(W))
+check(x, [int(total / W), -int(total / W)], "all_reduce AVG int64")
+
 # bitwise ops on floats are refused, as in PyTorch
 for op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR):
     try:

@@ -37,7 +37,8 @@ raises(TypeError, "Expected parameter `tensor` of type torch.Tensor", lambda: di
 raises(ValueError, "must be specified on destination rank", lambda: dist.gather(torch.ones(1), None, dst=0))
 w = dist.all_reduce(torch.ones(3), async_op=True)
 assert w.wait() and w.is_completed() and w.exception() is None and w.result()[0].tolist() == [1.0, 1.0, 1.0]
-assert w.get_future().result()[0].tolist() == [1.0, 1.0, 1.0]
+assert w.get_future().wait()[0].tolist() == [1.0, 1.0, 1.0]
+assert w.get_future().then(lambda f: f.value()[0].sum().item()).wait() == 3.0
 sub = dist.new_group([0])
 assert dist.get_process_group_ranks(sub) == [0] and dist.get_pg_count() == 2
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Work", "CompletedWork", "DistError", "DistBackendError"]
+__all__ = ["Work", "CompletedWork", "Future", "DistError", "DistBackendError"]
 
 
 class DistError(RuntimeError):
@@ -13,6 +13,44 @@ class DistError(RuntimeError):
 
 class DistBackendError(DistError):
     """A collective the backend could not complete, e.g. a timeout (PyTorch's ``DistBackendError``)."""
+
+
+class Future:
+    """The subset of ``torch.futures.Future`` a Work's future needs: ``wait``, ``value``, ``done``, ``then``."""
+
+    def __init__(self) -> None:
+        self._done = False
+        self._value: Any = None
+        self._exception: BaseException | None = None
+
+    def done(self) -> bool:
+        """Whether a result or an error was set."""
+        return self._done
+
+    def set_result(self, result: Any) -> None:
+        """Complete the future with ``result``."""
+        self._value, self._done = result, True
+
+    def set_exception(self, exc: BaseException) -> None:
+        """Complete the future with an error that ``wait``/``value`` raise."""
+        self._exception, self._done = exc, True
+
+    def wait(self) -> Any:
+        """The result (raising the error it completed with)."""
+        if self._exception is not None:
+            raise self._exception
+        return self._value
+
+    value = wait
+
+    def then(self, callback: Any) -> Future:
+        """A future completed with ``callback(self)``."""
+        out = Future()
+        try:
+            out.set_result(callback(self))
+        except BaseException as exc:
+            out.set_exception(exc)
+        return out
 
 
 class Work:
@@ -49,11 +87,9 @@ class Work:
         self.wait()
         return self._result
 
-    def get_future(self) -> Any:
-        """A future completed with :meth:`result` (waits for the operation first)."""
-        from concurrent.futures import Future
-
-        future: Future = Future()
+    def get_future(self) -> Future:
+        """A :class:`Future` completed with :meth:`result` (waits for the operation first)."""
+        future = Future()
         try:
             future.set_result(self.result())
         except BaseException as exc:  # the future carries the failure, as PyTorch's does

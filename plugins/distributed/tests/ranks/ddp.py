@@ -62,6 +62,18 @@ model = train(bucket_cap_mb=0.0005, gradient_as_bucket_view=True)  # ~500 bytes:
 assert len(model._reducer.buckets) > 2, len(model._reducer.buckets)
 train(bucket_cap_mb=0.001, static_graph=True)
 
+# buckets start during backward, as soon as they are full (not after it): the first bucket's all-reduce
+# begins before the last gradient is ready
+model = DDP(mlp(seed=1), bucket_cap_mb=0.0005)
+reducer, events = model._reducer, []
+launch, mark_ready = reducer._launch, reducer.mark_ready
+reducer._launch = lambda b: (events.append(("launch", b.index)), launch(b))[1]
+reducer.mark_ready = lambda p, used=True: (events.append(("ready", id(p))), mark_ready(p, used))[1]
+model(torch.ones(2, 8, dtype=torch.float64)).sum().backward()
+last_ready = max(i for i, e in enumerate(events) if e[0] == "ready")
+assert events.index(("launch", 0)) < last_ready, events
+assert [e[1] for e in events if e[0] == "launch"] == list(range(len(reducer.buckets)))
+
 # no_sync: two local backward passes, then a synced one reduces the accumulated sum
 model = DDP(mlp(seed=7))
 plain = copy.deepcopy(model.module)

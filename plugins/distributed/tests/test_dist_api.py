@@ -9,7 +9,7 @@ import pytest
 
 import torchplug as tp
 import torchplug.distributed as dist
-from _launch import RANKS, run
+from _dist_launch import RANKS, run
 from torchplug_distributed.backends.mpi import launch_info_from_env
 from torchplug_distributed.distributed import registry
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from _launch import torchplugrun
+from _dist_launch import torchplugrun
 from torchplug_distributed.distributed import run as launcher
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from _launch import torchplugrun
+from _dist_launch import torchplugrun
 from torchplug_distributed.backends.nccl import NCCLBackend
 
 pytestmark = pytest.mark.skipif(not NCCLBackend.is_available(), reason="needs CuPy with NCCL and a CUDA GPU")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from _launch import torchplugrun
+from _dist_launch import torchplugrun
 
 
 def test_digits_ddp_two_ranks():

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from _launch import RANKS, mpiexec, run, torchplugrun
+from _dist_launch import RANKS, mpiexec, run, torchplugrun
 
 
 

@@ -45,6 +45,14 @@ def test_failed_rank_ends_the_job_and_is_named():
     assert time.monotonic() - start < 60
 
 
+def test_killed_rank_ends_the_job_and_is_named():
+    proc = torchplugrun("--nproc-per-node", "2", "kill.py", timeout=60)
+    assert proc.returncode == 1
+    assert "torchplugrun: rank 1 (local_rank 1" in proc.stderr
+    assert "died without a Python error: killed by signal 9 (SIGKILL)" in proc.stderr
+    assert "unreachable" not in proc.stdout
+
+
 def test_uncaught_error_under_plain_mpiexec_ends_the_job():
     proc = run([mpiexec(), "-n", "2", sys.executable, str(RANKS / "fail.py")], timeout=60)
     assert proc.returncode != 0

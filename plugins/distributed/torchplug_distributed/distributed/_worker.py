@@ -45,6 +45,15 @@ def _report(rank: int, local_rank: int, exc: BaseException, exit_code: int) -> N
         os.replace(path + ".tmp", path)
 
 
+def _record_pid(rank: int, local_rank: int) -> None:
+    """Tell the launcher which rank this pid is, so it can name a rank that dies without a Python error."""
+    error_dir = os.environ.get("TORCHPLUG_ERROR_DIR")
+    if error_dir:
+        host = os.uname().nodename
+        with open(os.path.join(error_dir, f"pid-{host}-{os.getpid()}.json"), "w") as f:
+            json.dump({"rank": rank, "local_rank": local_rank, "hostname": host, "pid": os.getpid()}, f)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m torchplug_distributed.distributed._worker [-m] TARGET ARGS...`` (started by the launcher)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -55,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("usage: _worker [-m] script-or-module [args...]")
     target, rest = args[0], args[1:]
     rank, local_rank = set_rank_environment(os.environ)  # type: ignore[arg-type]
+    _record_pid(rank, local_rank)
     sys.argv = [target, *rest]
     code = 0
     try:

@@ -14,6 +14,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -126,11 +127,16 @@ def main(argv: list[str] | None = None) -> None:
                 "TORCHELASTIC_RUN_ID": args.rdzv_id or uuid.uuid4().hex[:12], "OMP_NUM_THREADS":
                     os.environ.get("OMP_NUM_THREADS", "1")})
     try:
-        code = subprocess.call(mpiexec_command(args, mpiexec), env=env)
+        code, killed = _run_forwarding(mpiexec_command(args, mpiexec), env)
         failures = []
         for path in sorted(glob.glob(os.path.join(error_dir, "error-rank*.json"))):
             with open(path) as f:
                 failures.append(json.load(f))
+        pids = {}
+        for path in glob.glob(os.path.join(error_dir, "pid-*.json")):
+            with open(path) as f:
+                record = json.load(f)
+            pids[(record["hostname"], record["pid"])] = record
     finally:
         shutil.rmtree(error_dir, ignore_errors=True)
     if failures:
@@ -140,10 +146,52 @@ def main(argv: list[str] | None = None) -> None:
                          f"{first['local_rank']}, host {first['hostname']}, pid {first['pid']}) exited with code "
                          f"{first['exit_code']}: {first['error']}\n")
         raise SystemExit(first["exit_code"] or 1)
+    for pid, host, status in killed:
+        record = pids.get((host, pid)) or next((r for (h, p), r in pids.items() if p == pid), None)
+        if record is not None:
+            sys.stderr.write(f"torchplugrun: rank {record['rank']} (local_rank {record['local_rank']}, host "
+                             f"{record['hostname']}, pid {pid}) died without a Python error: {_describe(status)}; "
+                             "MPI's process manager stopped the other ranks\n")
+            raise SystemExit(1)
     if code:
         sys.stderr.write(f"torchplugrun: the job failed (mpiexec exit status {code}); a rank was killed or exited "
                          "without a Python error (see the output above)\n")
         raise SystemExit(code if code > 0 else 1)
+
+
+# MPICH's process manager reports a rank that died: "=   PID 123 RUNNING AT host" then "=   EXIT CODE: 9"
+_PID_LINE = re.compile(r"^=\s+PID (\d+) RUNNING AT (\S+)")
+_EXIT_LINE = re.compile(r"^=\s+EXIT CODE: (\d+)")
+
+
+def _run_forwarding(cmd: list[str], env: dict[str, str]) -> tuple[int, list[tuple[int, str, int]]]:
+    """Run mpiexec, copying its output through, and collect the (pid, host, exit code) of ranks it saw die."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True, errors="replace", bufsize=1)
+    killed: list[tuple[int, str, int]] = []
+    pending: tuple[int, str] | None = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        found = _PID_LINE.match(line)
+        if found:
+            pending = (int(found.group(1)), found.group(2))
+            continue
+        found = _EXIT_LINE.match(line)
+        if found and pending is not None:
+            killed.append((pending[0], pending[1], int(found.group(1))))
+            pending = None
+    return proc.wait(), killed
+
+
+def _describe(status: int) -> str:
+    """MPICH gives a rank killed by signal N exit code N."""
+    import signal
+
+    try:
+        return f"killed by signal {status} ({signal.Signals(status).name})"
+    except ValueError:
+        return f"exit code {status}"
 
 
 if __name__ == "__main__":

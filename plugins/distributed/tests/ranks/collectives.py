@@ -66,7 +66,8 @@ for dtype in DTYPES:
         for dst in range(W):
             x = make(dtype, R)
             dist.reduce(x, dst=dst, op=op)
-            check(x, expected(dtype, op) if R == dst else make(dtype, R).tolist(), f"reduce {dtype} {op.name} dst={dst}")
+            want = expected(dtype, op) if R == dst else make(dtype, R).tolist()
+            check(x, want, f"reduce {dtype} {op.name} dst={dst}")
         out = torch.zeros(N, dtype=dtype)
         dist.reduce_scatter(out, [make(dtype, R, offset=k * N) for k in range(W)], op=op)
         check(out, expected(dtype, op, offset=R * N), f"reduce_scatter {dtype} {op.name}")

@@ -390,7 +390,10 @@ class MPIBackend(Backend):
     def broadcast_bytes(self, data: bytes | None, root: int) -> bytes:
         size = np.array([len(data) if self.rank == root and data is not None else 0], np.int64)
         self._work([self.comm.Ibcast(size, root=root)], "broadcast_object_list").wait()
-        buf = np.frombuffer(data, np.uint8).copy() if self.rank == root and data is not None else np.empty(int(size[0]), np.uint8)
+        if self.rank == root and data is not None:
+            buf = np.frombuffer(data, np.uint8).copy()
+        else:
+            buf = np.empty(int(size[0]), np.uint8)
         self._work([self.comm.Ibcast(buf, root=root)], "broadcast_object_list").wait()
         return buf.tobytes()
 

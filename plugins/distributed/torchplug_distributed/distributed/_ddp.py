@@ -1,12 +1,13 @@
 """``DistributedDataParallel`` (``torchplug.nn.parallel.DistributedDataParallel``): data-parallel training.
 
-At construction the parameters and buffers are broadcast from rank 0.  Gradients are reduced in buckets
-(``bucket_cap_mb``; by default 25 MB with a first one of 1 MB, as in PyTorch) of the parameters in reverse registration order,
-roughly the order backward produces them: a hook after each gradient's accumulation counts the bucket's
-ready parameters, and a full bucket is flattened and its all-reduce started asynchronously at once, in
-bucket order on every rank, so the reduction of the last layers overlaps the backward of the first ones.
-When the last bucket has started, the reductions are awaited and the averaged gradients written back
-(or, with ``gradient_as_bucket_view``, the gradients *are* views of the buckets).
+At construction the parameters and buffers are broadcast from rank 0.  Gradients are reduced in
+buckets (``bucket_cap_mb``; by default 25 MB with a first one of 1 MB, as in PyTorch) of the parameters
+in reverse registration order, roughly the order backward produces them: a hook after each gradient's
+accumulation counts the bucket's ready parameters, and a full bucket is flattened and its all-reduce
+started asynchronously at once, in bucket order on every rank, so the reduction of the last layers
+overlaps the backward of the first ones.  When the last bucket has started, the reductions are awaited
+and the averaged gradients written back (or, with ``gradient_as_bucket_view``, the gradients *are*
+views of the buckets).
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ class _Reducer:
     """The per-iteration gradient reduction of a DDP module (its buckets and their pending works)."""
 
     def __init__(self, params: list[Any], bucket_bytes: int, first_bucket_bytes: int, group: Any, as_view: bool,
-                 find_unused: bool) -> None:
+                 find_unused: bool, names: dict[int, str]) -> None:
         self.group = group
+        self.names = names
+        self.unused: list[Any] = []
         self.as_view = as_view
         self.find_unused = find_unused
         self.buckets: list[_Bucket] = []
@@ -78,27 +81,34 @@ class _Reducer:
         self.buckets.append(bucket)
 
     def prepare(self, unused: list[Any]) -> None:
-        """A new iteration: no parameter ready; ``unused`` (find_unused_parameters) are ready at once."""
+        """A new iteration: no parameter ready; ``unused`` (find_unused_parameters) become ready with the first
+        gradient, as in PyTorch (so a forward without backward leaves nothing pending)."""
         if self.pending:
+            missing = [self.names.get(id(b.params[i]), str(tuple(b.params[i].shape))) for b in self.buckets
+                       for i in range(len(b.params)) if i not in b.ready]
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new one. This error "
                 "indicates that your module has parameters that were not used in producing loss. You can enable "
                 "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
                 "`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs "
-                "participate in calculating loss. Parameters that got no gradient on this rank: "
-                + ", ".join(str(tuple(b.params[i].shape)) for b in self.buckets for i in range(len(b.params))
-                            if i not in b.ready))
+                f"participate in calculating loss. Parameters that got no gradient on this rank: {', '.join(missing)}")
         for b in self.buckets:
             b.ready.clear()
             b.work = None
         self.next_bucket = 0
-        self.pending = True
+        self.unused = unused
         self.used = {id(p) for b in self.buckets for p in b.params} - {id(p) for p in unused}
-        for p in unused:
-            self.mark_ready(p, used=False)
 
-    def mark_ready(self, param: Any, used: bool = True) -> None:
-        """``param``'s gradient is final for this iteration; start every bucket that is now complete, in order."""
+    def mark_ready(self, param: Any) -> None:
+        """``param``'s gradient is final for this iteration (its post-accumulate hook ran)."""
+        if not self.pending:  # the iteration's first gradient: from now on the reduction must finish
+            self.pending = True
+            for p in self.unused:
+                self._ready(p)
+        self._ready(param)
+
+    def _ready(self, param: Any) -> None:
+        """Count ``param`` in its bucket; start every bucket that is now complete, in order."""
         bucket, i = self.location[id(param)]
         if i in bucket.ready:
             return
@@ -234,7 +244,8 @@ class DistributedDataParallel(torchplug.nn.Module):
         first = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap  # as PyTorch
         object.__setattr__(self, "_reducer", _Reducer(params, self.bucket_bytes_cap, first, process_group,
                                                       gradient_as_bucket_view,
-                                                      find_unused_parameters or static_graph))
+                                                      find_unused_parameters or static_graph,
+                                                      {id(p): n for n, p in module.named_parameters()}))
         object.__setattr__(self, "_syncing", False)
         object.__setattr__(self, "_hooks", [p.register_post_accumulate_grad_hook(self._grad_ready)
                                             for p in params])

@@ -305,7 +305,8 @@ class P2POp:
             raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
                              "``torch.distributed.irecv``.")
         _check_tensor(tensor, "tensor")
-        self.op, self.tensor, self.peer, self.group, self.tag, self.group_peer = op, tensor, peer, group, tag, group_peer
+        self.op, self.tensor, self.peer, self.group = op, tensor, peer, group
+        self.tag, self.group_peer = tag, group_peer
 
     def __repr__(self) -> str:
         return f"P2POp(op={self.op.__name__}, peer={self.peer}, tag={self.tag}, tensor={tuple(self.tensor.shape)})"

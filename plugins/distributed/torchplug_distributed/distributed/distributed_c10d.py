@@ -123,7 +123,7 @@ class ProcessGroup:
     def _backend_for(self, tensor: Any, what: str) -> Any:
         device = tensor.device.type
         backend = self._backends.get(device)
-        if backend is None:
+        if backend is None and device != "meta":  # meta tensors have no data to send
             backend = self._backends.get("*")  # a backend that stages any device through the host
         if backend is None:
             raise RuntimeError(f"No backend type associated with device type {device}: {what} on this group "

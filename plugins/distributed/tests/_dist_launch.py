@@ -23,18 +23,19 @@ def mpiexec() -> str:
     return path
 
 
-def run(args: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+def run(args: list[str], timeout: float = 90, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``args`` with a clean torchrun environment; a job that outlives ``timeout`` fails the test."""
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
                                                              "MASTER_PORT", "PMI_RANK", "PMI_SIZE")}
     env["OMP_NUM_THREADS"] = "1"
+    env.update(env_extra or {})
     try:
         return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=RANKS)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{' '.join(args)} still running after {timeout} s (a hang):\n{exc.stdout}\n{exc.stderr}")
 
 
-def torchplugrun(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+def torchplugrun(*args: str, timeout: float = 90, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``python -m torchplug.distributed.run ARGS`` (the launcher, as ``torchplugrun``)."""
     mpiexec()
-    return run([sys.executable, "-m", "torchplug.distributed.run", *args], timeout)
+    return run([sys.executable, "-m", "torchplug.distributed.run", *args], timeout, env_extra)

@@ -29,6 +29,12 @@ def test_ddp_matches_one_process():
     _ok(torchplugrun("--nproc-per-node", "2", "ddp.py"), 2, "ddp ok")
 
 
+def test_emulated_cuda_tensors_and_ddp():
+    pytest.importorskip("torchplug_cuda")
+    proc = torchplugrun("--nproc-per-node", "2", "cuda_emulated.py", env_extra={"TORCHPLUG_CUDA_EMULATE": "1"})
+    _ok(proc, 2, "emulated cuda ok")
+
+
 def test_plain_mpiexec_launch_is_detected():
     proc = run([mpiexec(), "-n", "2", sys.executable, str(RANKS / "mpiexec_direct.py")])
     assert proc.returncode == 0, proc.stderr

@@ -35,7 +35,8 @@ def run(args: list[str], timeout: float = 90, env_extra: dict[str, str] | None =
         pytest.fail(f"{' '.join(args)} still running after {timeout} s (a hang):\n{exc.stdout}\n{exc.stderr}")
 
 
-def torchplugrun(*args: str, timeout: float = 90, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def torchplugrun(*args: str, timeout: float = 90,
+                 env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``python -m torchplug.distributed.run ARGS`` (the launcher, as ``torchplugrun``)."""
     mpiexec()
     return run([sys.executable, "-m", "torchplug.distributed.run", *args], timeout, env_extra)

@@ -41,7 +41,7 @@ def test_names_as_torch():
 
     for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
         assert int(getattr(dist.ReduceOp, name)) == int(getattr(tdist.ReduceOp, name).value)
-    assert dist.ReduceOp(dist.ReduceOp.MAX) == dist.ReduceOp.MAX
+    assert dist.ReduceOp(dist.ReduceOp.MAX) == dist.ReduceOp.MAX == dist.ReduceOp(4)
     assert dist.Backend("GLOO") == tdist.Backend("GLOO") == "gloo"
     assert dist.Backend.NCCL == tdist.Backend.NCCL and dist.Backend.MPI == tdist.Backend.MPI
     with pytest.raises(ValueError, match="Unknown backend type nope"):

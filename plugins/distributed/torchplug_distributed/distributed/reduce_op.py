@@ -56,4 +56,6 @@ def as_kind(op: object) -> RedOpType:
         return op.op
     if isinstance(op, RedOpType):
         return op
+    if isinstance(op, int) and not isinstance(op, bool) and op in RedOpType._value2member_map_:
+        return RedOpType(op)
     raise TypeError(f"op must be a torch.distributed.ReduceOp (e.g. ReduceOp.SUM), got {op!r}")

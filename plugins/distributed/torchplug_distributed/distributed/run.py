@@ -170,17 +170,21 @@ def _run_forwarding(cmd: list[str], env: dict[str, str]) -> tuple[int, list[tupl
     killed: list[tuple[int, str, int]] = []
     pending: tuple[int, str] | None = None
     assert proc.stdout is not None
-    for line in proc.stdout:
-        sys.stdout.write(line)
-        sys.stdout.flush()
-        found = _PID_LINE.match(line)
-        if found:
-            pending = (int(found.group(1)), found.group(2))
-            continue
-        found = _EXIT_LINE.match(line)
-        if found and pending is not None:
-            killed.append((pending[0], pending[1], int(found.group(1))))
-            pending = None
+    try:
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            found = _PID_LINE.match(line)
+            if found:
+                pending = (int(found.group(1)), found.group(2))
+                continue
+            found = _EXIT_LINE.match(line)
+            if found and pending is not None:
+                killed.append((pending[0], pending[1], int(found.group(1))))
+                pending = None
+    except KeyboardInterrupt:  # Ctrl-C reached mpiexec too, which stops the ranks: wait for it, then exit
+        proc.wait()
+        raise SystemExit(130) from None
     return proc.wait(), killed
 
 

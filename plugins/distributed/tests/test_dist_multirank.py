@@ -25,8 +25,9 @@ def test_every_collective(ranks):
     _ok(proc, ranks, "all collectives ok")
 
 
-def test_ddp_matches_one_process():
-    _ok(torchplugrun("--nproc-per-node", "2", "ddp.py"), 2, "ddp ok")
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ddp_matches_one_process(ranks):
+    _ok(torchplugrun("--nproc-per-node", str(ranks), "ddp.py"), ranks, "ddp ok")
 
 
 def test_emulated_cuda_tensors_and_ddp():

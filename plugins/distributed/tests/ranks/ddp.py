@@ -11,6 +11,7 @@ import copy
 import torchplug as torch
 import torchplug.distributed as dist
 import torchplug.nn as nn
+from torchplug.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torchplug.nn.parallel import DistributedDataParallel as DDP
 from torchplug.utils.data.distributed import DistributedSampler
 
@@ -35,8 +36,10 @@ def flat(module):
     return torch.cat([p.detach().reshape(-1) for p in module.parameters()])
 
 
-def train(**ddp_kwargs):
+def train(hook=None, tol=1e-5, **ddp_kwargs):
     model = DDP(mlp(seed=100 + R), **ddp_kwargs)
+    if hook is not None:
+        model.register_comm_hook(None, hook)
     reference = copy.deepcopy(model.module)  # rank 0's initial parameters, after DDP's broadcast
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.05)
@@ -52,7 +55,7 @@ def train(**ddp_kwargs):
     dist.all_gather_object(everyone, mine.tolist())
     assert all(e == everyone[0] for e in everyone), f"{ddp_kwargs}: parameters differ between ranks"
     diff = (mine - flat(reference)).abs().max().item()
-    assert diff < 1e-5, f"{ddp_kwargs}: DDP differs from one process on the whole batch by {diff}"
+    assert diff < tol, f"{ddp_kwargs} {hook}: DDP differs from one process on the whole batch by {diff}"
     return model
 
 
@@ -61,6 +64,28 @@ assert len(model._reducer.buckets) == 1
 model = train(bucket_cap_mb=0.0005, gradient_as_bucket_view=True)  # ~500 bytes: several buckets
 assert len(model._reducer.buckets) > 2, len(model._reducer.buckets)
 train(bucket_cap_mb=0.001, static_graph=True)
+
+# communication hooks: PyTorch's default ones, and a custom one that sees every bucket once per step
+train(hook=default_hooks.allreduce_hook, bucket_cap_mb=0.001)
+train(hook=default_hooks.fp16_compress_hook, tol=1e-2)  # gradients rounded to float16 on the wire
+seen = []
+
+
+def counting_hook(state, bucket):
+    seen.append((bucket.index(), bucket.is_last(), len(bucket.parameters()), len(bucket.gradients())))
+    return default_hooks.allreduce_hook(state, bucket)
+
+
+model = train(hook=counting_hook, bucket_cap_mb=0.001)
+n = len(model._reducer.buckets)
+assert len(seen) == n * STEPS and [s[0] for s in seen[:n]] == list(range(n)), seen[:n]
+assert [s[1] for s in seen[:n]] == [False] * (n - 1) + [True]
+try:
+    model.register_comm_hook(None, counting_hook)
+except RuntimeError as exc:
+    assert "can only be called once" in str(exc)
+else:
+    raise AssertionError("a second register_comm_hook must raise")
 
 # buckets start during backward, as soon as they are full (not after it): the first bucket's all-reduce
 # begins before the last gradient is ready
@@ -124,8 +149,8 @@ else:
     raise AssertionError("an unused parameter without find_unused_parameters must raise at the next forward")
 
 # DistributedSampler reads the rank and world size from the default group
-sampler = DistributedSampler(list(range(10)), shuffle=False)
-assert (sampler.num_replicas, sampler.rank) == (W, R) and list(sampler) == list(range(10))[R::W]
+sampler = DistributedSampler(list(range(12)), shuffle=False)  # 12: no padding for 2, 3 or 4 ranks
+assert (sampler.num_replicas, sampler.rank) == (W, R) and list(sampler) == list(range(12))[R::W]
 
 try:
     DDP(nn.Linear(2, 2), device_ids=[0])

@@ -21,6 +21,7 @@ from .objects import (all_gather_object, broadcast_object_list, gather_object, r
                       scatter_object_list, send_object_list)
 from .reduce_op import ReduceOp
 from .work import DistBackendError, DistError, Work
+from . import algorithms  # noqa: E402  (torchplug.distributed.algorithms.ddp_comm_hooks)
 
 __all__ = [
     "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_backend_available",
@@ -32,14 +33,16 @@ __all__ = [
     "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend",
     "irecv", "P2POp", "batch_isend_irecv", "barrier", "monitored_barrier", "all_gather_object",
     "broadcast_object_list", "gather_object", "scatter_object_list", "send_object_list", "recv_object_list",
+    "GradBucket", "algorithms",
 ]
 
 
 def __getattr__(name: str) -> object:
     # DistributedDataParallel's module: torchplug.nn.parallel looks it up here, so the nn plugin never
     # imports this plugin (they stay independent); loaded on first use only.
-    if name == "_ddp":
+    if name in ("_ddp", "GradBucket"):
         import importlib
 
-        return importlib.import_module("torchplug_distributed.distributed._ddp")
+        ddp = importlib.import_module("torchplug_distributed.distributed._ddp")
+        return ddp if name == "_ddp" else ddp.GradBucket
     raise AttributeError(f"module 'torchplug.distributed' has no attribute {name!r}")

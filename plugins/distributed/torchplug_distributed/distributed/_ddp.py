@@ -21,14 +21,14 @@ import torchplug
 from . import collectives, distributed_c10d
 from .reduce_op import ReduceOp
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
 _DEFAULT_BUCKET_MB = 25
 
 
 class _Bucket:
-    __slots__ = ("index", "params", "offsets", "buffer", "ready", "work")
+    __slots__ = ("index", "params", "offsets", "buffer", "ready", "future")
 
     def __init__(self, index: int, params: list[Any]) -> None:
         self.index = index
@@ -40,11 +40,43 @@ class _Bucket:
             total += p.numel()
         self.buffer = torchplug.zeros(total, dtype=params[0].dtype, device=params[0].device)
         self.ready: set[int] = set()
-        self.work: Any = None
+        self.future: Any = None  # the bucket's reduction in flight
 
     def view(self, i: int) -> Any:
         p = self.params[i]
         return self.buffer[self.offsets[i]:self.offsets[i] + p.numel()].view(p.shape)
+
+
+class GradBucket:
+    """What a DDP communication hook receives: one bucket of flattened gradients (PyTorch's ``GradBucket``)."""
+
+    def __init__(self, bucket: _Bucket, last: bool) -> None:
+        self._bucket = bucket
+        self._last = last
+
+    def index(self) -> int:
+        """The bucket's position (0 holds the last layers' parameters)."""
+        return self._bucket.index
+
+    def buffer(self) -> Any:
+        """The flat tensor of the bucket's gradients (reduce it in place or return a new one)."""
+        return self._bucket.buffer
+
+    def set_buffer(self, buffer: Any) -> None:
+        """Replace the bucket's contents with ``buffer``."""
+        self._bucket.buffer.copy_(buffer)
+
+    def gradients(self) -> list[Any]:
+        """Each parameter's gradient, as a view of :meth:`buffer`."""
+        return [self._bucket.view(i) for i in range(len(self._bucket.params))]
+
+    def parameters(self) -> list[Any]:
+        """The bucket's parameters."""
+        return list(self._bucket.params)
+
+    def is_last(self) -> bool:
+        """Whether this is the last bucket of the iteration to be reduced."""
+        return self._last
 
 
 class _Reducer:
@@ -55,6 +87,7 @@ class _Reducer:
         self.group = group
         self.names = names
         self.unused: list[Any] = []
+        self.comm_hook: tuple[Any, Any] | None = None
         self.as_view = as_view
         self.find_unused = find_unused
         self.buckets: list[_Bucket] = []
@@ -94,7 +127,7 @@ class _Reducer:
                 f"participate in calculating loss. Parameters that got no gradient on this rank: {', '.join(missing)}")
         for b in self.buckets:
             b.ready.clear()
-            b.work = None
+            b.future = None
         self.next_bucket = 0
         self.unused = unused
         self.used = {id(p) for b in self.buckets for p in b.params} - {id(p) for p in unused}
@@ -120,8 +153,8 @@ class _Reducer:
             self._launch(b)
             self.next_bucket += 1
         for b in self.buckets[:self.next_bucket]:  # let the library move the started reductions along
-            if b.work is not None:
-                b.work.is_completed()
+            if b.future is not None:
+                b.future.done()
         if self.next_bucket == len(self.buckets):
             self._finalize()
 
@@ -134,8 +167,12 @@ class _Reducer:
                     view.zero_()
                 elif not (self.as_view and g.data_ptr() == view.data_ptr()):
                     view.copy_(g)
-            b.buffer.div_(self.world)
-        b.work = collectives.all_reduce(b.buffer, ReduceOp.SUM, group=self.group, async_op=True)
+            if self.comm_hook is not None:  # the hook reduces (and averages) the bucket itself
+                state, hook = self.comm_hook
+                b.future = hook(state, GradBucket(b, b.index == len(self.buckets) - 1))
+                return
+            b.buffer.div_(self.world)  # averaged before the sum, as PyTorch's reducer does
+        b.future = collectives.all_reduce(b.buffer, ReduceOp.SUM, group=self.group, async_op=True).get_future()
 
     def _finalize(self) -> None:
         used_anywhere = None
@@ -147,8 +184,12 @@ class _Reducer:
         k = 0
         with torchplug.no_grad():
             for b in self.buckets:
-                b.work.wait()
-                b.work = None
+                reduced = b.future.wait()
+                b.future = None
+                if isinstance(reduced, list):  # a Work's future holds the list of its output tensors
+                    reduced = reduced[0]
+                if reduced is not b.buffer:
+                    b.buffer.copy_(reduced)
                 for i, p in enumerate(b.params):
                     flag = used_anywhere is None or used_anywhere[k]
                     k += 1
@@ -285,6 +326,16 @@ class DistributedDataParallel(torchplug.nn.Module):
                 unused = [p for p in self._params if id(p) not in reached]
             self._reducer.prepare(unused)
         return output
+
+    def register_comm_hook(self, state: Any, hook: Any) -> None:
+        """Reduce each bucket with ``hook(state, bucket) -> Future`` (of the reduced flat tensor) instead of
+        DDP's all-reduce; e.g. ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook``.
+        The hook averages: DDP divides by the world size only without one."""
+        if not callable(hook):
+            raise TypeError(f"Communication hook must be callable, got {hook!r}")
+        if self._reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._reducer.comm_hook = (state, hook)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

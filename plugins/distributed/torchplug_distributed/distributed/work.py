@@ -16,27 +16,43 @@ class DistBackendError(DistError):
 
 
 class Future:
-    """The subset of ``torch.futures.Future`` a Work's future needs: ``wait``, ``value``, ``done``, ``then``."""
+    """The part of ``torch.futures.Future`` that collectives and DDP communication hooks use.
 
-    def __init__(self) -> None:
+    A future of a pending operation resolves when first waited on (``wait``/``value``), so chaining
+    ``then`` keeps the operation asynchronous; ``done`` polls without blocking.
+    """
+
+    def __init__(self, resolve: Any = None, poll: Any = None) -> None:
+        self._resolve = resolve
+        self._poll = poll
         self._done = False
         self._value: Any = None
         self._exception: BaseException | None = None
 
     def done(self) -> bool:
-        """Whether a result or an error was set."""
+        """Whether the result is available (without waiting)."""
+        if not self._done and self._poll is not None and self._poll():
+            self.wait_quietly()
         return self._done
 
     def set_result(self, result: Any) -> None:
         """Complete the future with ``result``."""
-        self._value, self._done = result, True
+        self._value, self._done, self._resolve = result, True, None
 
     def set_exception(self, exc: BaseException) -> None:
         """Complete the future with an error that ``wait``/``value`` raise."""
-        self._exception, self._done = exc, True
+        self._exception, self._done, self._resolve = exc, True, None
+
+    def wait_quietly(self) -> None:
+        if not self._done:
+            try:
+                self.set_result(self._resolve() if self._resolve is not None else None)
+            except BaseException as exc:  # kept for wait()/value(), as PyTorch's future keeps it
+                self.set_exception(exc)
 
     def wait(self) -> Any:
-        """The result (raising the error it completed with)."""
+        """Block until the result is available and return it (raising the error it completed with)."""
+        self.wait_quietly()
         if self._exception is not None:
             raise self._exception
         return self._value
@@ -44,13 +60,8 @@ class Future:
     value = wait
 
     def then(self, callback: Any) -> Future:
-        """A future completed with ``callback(self)``."""
-        out = Future()
-        try:
-            out.set_result(callback(self))
-        except BaseException as exc:
-            out.set_exception(exc)
-        return out
+        """A future of ``callback(self)``, run once this one completed."""
+        return Future(lambda: (self.wait_quietly(), callback(self))[1], self.done)
 
 
 class Work:
@@ -88,13 +99,8 @@ class Work:
         return self._result
 
     def get_future(self) -> Future:
-        """A :class:`Future` completed with :meth:`result` (waits for the operation first)."""
-        future = Future()
-        try:
-            future.set_result(self.result())
-        except BaseException as exc:  # the future carries the failure, as PyTorch's does
-            future.set_exception(exc)
-        return future
+        """A :class:`Future` of :meth:`result`: resolved when waited on, so the operation stays asynchronous."""
+        return Future(self.result, self.is_completed)
 
 
 class CompletedWork(Work):

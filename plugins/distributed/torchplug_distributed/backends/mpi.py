@@ -13,6 +13,7 @@ import os
 import time
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..distributed.reduce_op import RedOpType, as_kind
@@ -26,6 +27,7 @@ __all__ = ["MPIBackend", "launch_info_from_env"]
 _LAUNCH_ENV = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
                ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"), ("PMIX_RANK", "PMIX_SIZE"))
 
+_HALF = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})  # reduced in float32
 _BROKEN = False  # set once an operation timed out: MPI_Finalize could then wait forever, so exit skips it
 
 
@@ -96,7 +98,7 @@ def _reduction(array: np.ndarray, kind: RedOpType, what: str) -> tuple[np.ndarra
     if kind in (RedOpType.PREMUL_SUM, RedOpType.UNUSED):
         raise ValueError(f"{what}: ReduceOp.{kind.name} is not supported by the mpi backend; use SUM, AVG, "
                          "PRODUCT, MIN, MAX, BAND, BOR or BXOR")
-    if dtype.kind == "f" and dtype.itemsize == 2 or dtype.name == "bfloat16":
+    if dtype in _HALF:
         array = array.astype(np.float32)  # MPI has no 16-bit float type
     op = {RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM, RedOpType.PRODUCT: MPI.PROD, RedOpType.MIN: MPI.MIN,
           RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND, RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR}[kind]

@@ -58,5 +58,5 @@ def test_mpiexec_command():
                                 "--epochs", "2"])
     cmd = launcher.mpiexec_command(args, "mpiexec")
     assert cmd[:5] == ["mpiexec", "-n", "6", "-hosts", "h1:3,h2:3"]
-    assert cmd[5:] == [sys.executable, "-u", "-m", "torchplug_distributed.distributed._worker", "-m", "pkg.train",
+    assert cmd[5:] == [sys.executable, "-m", "torchplug_distributed.distributed._worker", "-m", "pkg.train",
                        "--epochs", "2"]

@@ -9,6 +9,7 @@ collective): the process manager then stops the other ranks and the launcher rep
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import runpy
@@ -45,6 +46,22 @@ def _report(rank: int, local_rank: int, exc: BaseException, exit_code: int) -> N
         os.replace(path + ".tmp", path)
 
 
+def _line_buffered_output() -> None:
+    """Each line of output reaches the launcher promptly and in one write, so the ranks' lines never
+    interleave mid-line (unbuffered, e.g. under PYTHONUNBUFFERED, print writes a line's text and its
+    newline separately, and another rank's line can land in between)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # replaced by something without a file descriptor
+            continue
+        stream.flush()
+        raw = io.FileIO(fd, "w", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                                            line_buffering=True))
+
+
 def _record_pid(rank: int, local_rank: int) -> None:
     """Tell the launcher which rank this pid is, so it can name a rank that dies without a Python error."""
     error_dir = os.environ.get("TORCHPLUG_ERROR_DIR")
@@ -65,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     target, rest = args[0], args[1:]
     rank, local_rank = set_rank_environment(os.environ)  # type: ignore[arg-type]
     _record_pid(rank, local_rank)
+    _line_buffered_output()
     sys.argv = [target, *rest]
     code = 0
     try:

@@ -107,9 +107,9 @@ def mpiexec_command(args: argparse.Namespace, mpiexec: str) -> list[str]:
     if args.host_list:
         cmd += ["-hosts", ",".join(f"{h}:{args.nproc_per_node}" for h in args.host_list)]
     if args.no_python:
-        worker = [sys.executable, "-u", "-m", "torchplug_distributed.distributed._exec"]
+        worker = [sys.executable, "-m", "torchplug_distributed.distributed._exec"]
     else:
-        worker = [sys.executable, "-u", "-m", "torchplug_distributed.distributed._worker"]
+        worker = [sys.executable, "-m", "torchplug_distributed.distributed._worker"]
         if args.module:
             worker.append("-m")
     return cmd + worker + [args.target, *args.target_args]

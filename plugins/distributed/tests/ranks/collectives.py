@@ -110,6 +110,10 @@ assert z.tolist() == [W * (1 + 2j), sum(range(W)) - W * 1j], z
 z = torch.tensor([complex(R, -R)], dtype=torch.complex64) if R == 1 else torch.zeros(1, dtype=torch.complex64)
 dist.broadcast(z, src=1 % W)
 assert z.tolist() == [complex(1 % W, -(1 % W))], z
+base = torch.tensor([complex(R, 1)], dtype=torch.complex128)
+view = base.conj()  # a lazily conjugated view is reduced by value and written back through the view
+dist.all_reduce(view)
+assert view.tolist() == [complex(sum(range(W)), -W)] and base.tolist() == [complex(sum(range(W)), W)], base
 x = torch.tensor([R * 3 + 1, -(R * 3 + 1)], dtype=torch.int64)
 dist.all_reduce(x, op=ReduceOp.AVG)  # truncated toward zero, as NCCL's integer AVG
 total = sum(r * 3 + 1 for r in range(W))

@@ -25,7 +25,10 @@ class HostBuffer:
         copied = t.device.type != "cpu"
         if copied:
             t = t.cpu()
-        array = t.resolve_conj().resolve_neg().numpy() if (t.is_conj() or t.is_neg()) else t.numpy()
+        if t.is_conj() or t.is_neg():  # a lazily conjugated/negated view: operate on its resolved values
+            t = t.resolve_conj().resolve_neg()
+            copied = True
+        array = t.numpy()
         if not array.flags.c_contiguous:
             array = np.ascontiguousarray(array)
             copied = True

@@ -48,6 +48,9 @@ class _Buffer:
         if tensor.device.type != "cuda":
             raise RuntimeError(f"No backend type associated with device type {tensor.device.type}: the nccl backend "
                                "takes cuda tensors only; use init_process_group('cpu:mpi,cuda:nccl') for both")
+        if tensor.is_conj() or tensor.is_neg():  # its memory holds the unconjugated values
+            raise RuntimeError("the nccl backend takes no lazily conjugated/negated views: pass "
+                               "tensor.resolve_conj() (or resolve_neg()) and copy the result back")
         view = cp.asarray(tensor.detach())
         self.target = view
         self.array = view if view.flags.c_contiguous else cp.ascontiguousarray(view)

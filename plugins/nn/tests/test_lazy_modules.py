@@ -181,8 +181,16 @@ def test_distributed_sampler_matches_torch(n, replicas, drop_last, shuffle):
 def test_distributed_sampler_errors():
     with pytest.raises(ValueError, match="Invalid rank 3, rank should be in the interval \\[0, 2\\]"):
         DistributedSampler(range(5), num_replicas=3, rank=3)
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
-        DistributedSampler(range(5))
+    try:
+        tp.distributed
+    except AttributeError:  # no distributed plugin installed
+        with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+            DistributedSampler(range(5))
+    else:  # installed but no process group: PyTorch's error from get_world_size()
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            torch.utils.data.DistributedSampler(range(5))
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            DistributedSampler(range(5))
     loader = tp.utils.data.DataLoader(list(range(6)), batch_size=2,
                                       sampler=DistributedSampler(list(range(6)), num_replicas=2, rank=0, shuffle=False))
     assert [b.tolist() for b in loader] == [[0, 2], [4]]

@@ -1,6 +1,8 @@
 """``nn.SyncBatchNorm``: batch norm whose statistics are reduced over a process group in distributed
-training.  torchplug has no process groups (``torch.distributed`` is not initialized), and in that case
-PyTorch's SyncBatchNorm computes exactly ``F.batch_norm`` on the local batch, as this one does."""
+training.  Without an initialized process group (``torchplug.distributed``, the distributed plugin) PyTorch's
+SyncBatchNorm computes exactly ``F.batch_norm`` on the local batch, as this one does.  In training with a
+process group PyTorch refuses CPU inputs, as this one does; the cross-rank statistics for cuda inputs are
+not implemented yet (NotImplementedError)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,17 @@ from .. import functional as F
 from .normalization import _BatchNorm
 
 __all__ = ["SyncBatchNorm"]
+
+
+def _initialized_distributed() -> Any:
+    """``torchplug.distributed`` (looked up by name: the distributed plugin) if it has a default group, else None."""
+    import torchplug
+
+    try:
+        dist = torchplug.distributed
+    except AttributeError:
+        return None
+    return dist if dist.is_available() and dist.is_initialized() else None
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -41,6 +54,14 @@ class SyncBatchNorm(_BatchNorm):
             if self.momentum is None:
                 exponential_average_factor = 1.0 / self.num_batches_tracked.item()
         bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
+        dist = _initialized_distributed() if bn_training and self.training else None
+        if dist is not None:
+            if input.device.type not in ("cuda", "hpu", "xpu", "privateuseone"):
+                raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+            if dist.get_world_size(self.process_group) > 1:
+                raise NotImplementedError("SyncBatchNorm in training with a process group (statistics reduced across "
+                                          "ranks) is not implemented yet in torchplug; use BatchNorm (per-rank "
+                                          "statistics) or train without a process group")
         running_mean = self.running_mean if not self.training or self.track_running_stats else None
         running_var = self.running_var if not self.training or self.track_running_stats else None
         return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training,

@@ -1,4 +1,7 @@
-"""``DistributedSampler``: the slice of a dataset's indices that one of ``num_replicas`` processes reads."""
+"""``DistributedSampler``: the slice of a dataset's indices that one of ``num_replicas`` processes reads.
+
+Without ``num_replicas``/``rank`` it reads them from the default process group of ``torchplug.distributed``
+(the distributed plugin), as PyTorch's does."""
 
 from __future__ import annotations
 
@@ -13,9 +16,17 @@ from .sampler import Sampler
 __all__ = ["DistributedSampler"]
 
 
-def _no_process_group(what: str) -> RuntimeError:
-    return RuntimeError(f"Requires distributed package to be available: torchplug has no torch.distributed process "
-                        f"group to read {what} from; pass num_replicas= and rank= explicitly")
+def _distributed(what: str) -> Any:
+    """``torchplug.distributed`` (the distributed plugin's, looked up by name: this plugin does not import it)."""
+    try:
+        dist = torchplug.distributed
+    except AttributeError:
+        dist = None
+    if dist is None or not dist.is_available():
+        raise RuntimeError(f"Requires distributed package to be available: torchplug.distributed (the torchplug-"
+                           f"distributed plugin) is not installed to read {what} from; install it or pass "
+                           "num_replicas= and rank= explicitly")
+    return dist
 
 
 class DistributedSampler(Sampler):
@@ -29,9 +40,9 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None:
-            raise _no_process_group("the world size")
+            num_replicas = _distributed("the world size").get_world_size()
         if rank is None:
-            raise _no_process_group("the rank")
+            rank = _distributed("the rank").get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset

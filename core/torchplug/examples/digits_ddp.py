@@ -21,7 +21,7 @@ from torchplug.nn import functional as F
 from torchplug.optim.lr_scheduler import OneCycleLR
 from torchplug.utils.data import DataLoader
 
-from .digits import BATCH_SIZE, EPOCHS, QUICK_EPOCHS, DigitsNet, evaluate, load_data
+from torchplug.examples.digits import BATCH_SIZE, EPOCHS, QUICK_EPOCHS, DigitsNet, evaluate, load_data
 
 __all__ = ["train_ddp", "main"]
 

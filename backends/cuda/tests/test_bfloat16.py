@@ -66,3 +66,37 @@ def test_known_gaps_and_the_refusal_message(monkeypatch):
     with pytest.raises(TypeError, match="bfloat16 is not supported on the cuda device here: CuPy 13.3.0"):
         _bfloat16.refuse((torch.zeros(1, dtype=torch.bfloat16),))
     _bfloat16.refuse((torch.zeros(1),))  # other dtypes pass
+
+
+def test_retry_learns_ops_cupy_cannot_run_in_bfloat16(emulated, monkeypatch):
+    monkeypatch.setattr(_bfloat16, "LEARNED", set())
+
+    def kernel(a):  # like a CuPy ufunc without a bfloat16 loop
+        if a.dtype == torch.bfloat16:
+            raise TypeError("Wrong type (dtype(bfloat16)) of arguments for cupy_rint")
+        return _common().wrap(a._data.round())
+
+    a = torch.tensor([0.4, 1.6, -2.6], device="cuda", dtype=torch.bfloat16)
+    try:
+        kernel(a)
+    except TypeError as exc:
+        out = _bfloat16.retry(exc, "aten::round", kernel, _common(), (a,), 0, lambda f, args: f(*args))
+    assert out.dtype == torch.bfloat16 and out.tolist() == [0.0, 2.0, -3.0]
+    assert _bfloat16.LEARNED == {"aten::round"} and _bfloat16.known_gap("aten::round")
+
+
+def test_retry_reraises_errors_that_are_not_bfloat16_gaps(emulated, monkeypatch):
+    monkeypatch.setattr(_bfloat16, "LEARNED", set())
+
+    def kernel(a):
+        raise TypeError("round() got an unexpected keyword argument")
+
+    error = TypeError("round() got an unexpected keyword argument")
+    bf = torch.ones(2, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(TypeError) as info:
+        _bfloat16.retry(error, "aten::round", kernel, _common(), (bf,), 0, lambda f, args: f(*args))
+    assert info.value is error and not _bfloat16.LEARNED
+    with pytest.raises(TypeError) as info:  # no bfloat16 operand: not retried at all
+        _bfloat16.retry(error, "aten::round", kernel, _common(), (torch.ones(2, device="cuda"),), 0,
+                        lambda f, args: f(*args))
+    assert info.value is error

@@ -19,7 +19,8 @@ from typing import Any
 from torchplug._base import dtype as D
 from torchplug._tensor.tensor import Tensor
 
-__all__ = ["probe", "MISSING", "ERROR", "refuse", "known_gap", "via_float32", "has_bfloat16", "CUPY_GAPS", "LEARNED"]
+__all__ = ["probe", "MISSING", "ERROR", "refuse", "known_gap", "via_float32", "retry", "has_bfloat16", "CUPY_GAPS",
+           "LEARNED"]
 
 MISSING: str | None = None  # None until probed; '' when CuPy holds bfloat16, else why it cannot
 CUPY_GAPS: tuple[type[BaseException], ...] = (TypeError, NotImplementedError)
@@ -119,3 +120,18 @@ def via_float32(name: str, fn: Callable[..., Any], common: Any, *args: Any) -> A
         return value
 
     return down(result)
+
+
+def retry(exc: BaseException, name: str, fn: Callable[..., Any], common: Any, args: tuple[Any, ...], off: int,
+          run: Callable[[Callable[..., Any], tuple[Any, ...]], Any]) -> Any:
+    """After ``fn`` raised ``exc`` (one of :data:`CUPY_GAPS`): with a bfloat16 operand, the op again
+    through :func:`via_float32` (``run(f, args)`` calls on the device), remembered in :data:`LEARNED`
+    when that works; otherwise (no bfloat16, or the op fails in float32 too) ``exc`` itself."""
+    if not has_bfloat16(args[off:]):
+        raise exc
+    try:
+        result = run(via_float32, (name, fn, common, *args))
+    except Exception:  # noqa: BLE001 - not a bfloat16 gap: the op's own error is the one to see
+        raise exc from None
+    LEARNED.add(name)
+    return result

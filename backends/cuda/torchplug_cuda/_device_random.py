@@ -55,7 +55,8 @@ def kernels(mode: str, shared: dict[str, Callable[..., Any]], common: Any) -> di
             return xp.cuda.Device().id
 
         def seed(state: Any, words: np.ndarray) -> None:
-            state.seed(int(words[0]) | int(words[1]) << 32)
+            # a NumPy uint64: CuPy casts the seed to uint64 with casting='safe', which an int64 fails
+            state.seed(np.uint64(int(words[0]) | int(words[1]) << 32))
 
         def draw(method: str, state: Any, *params: Any, size: int, dtype: Any) -> Any:
             return getattr(state, method)(*params, size=size, dtype=dtype)
@@ -106,9 +107,9 @@ def kernels(mode: str, shared: dict[str, Callable[..., Any]], common: Any) -> di
         ot = opmath(dt)
         u = draw("random_sample", source(generator), size=self._data.size, dtype=ot)
         values = (u * ot(to - from_) + ot(from_)).astype(self._data.dtype)
-        top, bottom = np.asarray(to, dtype=self._data.dtype), np.asarray(from_, dtype=self._data.dtype)
-        values[values == top] = bottom  # the cast may round up onto ``to``: ATen maps it to ``from``
-        return store(self, values)
+        kind = self._data.dtype.type  # scalars of the tensor's dtype (CuPy takes NumPy scalars, not 0-d arrays)
+        # the cast may round up onto ``to``: ATen maps that value to ``from``
+        return store(self, xp.where(values == kind(to), kind(from_), values))
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         if not (is_float(self) and std >= 0):

@@ -122,12 +122,10 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
             return run_on_device(index, _bfloat16.via_float32, (name, fn, family(mode).common(), *args))
         try:
             return run_on_device(index, fn, args)
-        except _bfloat16.CUPY_GAPS:
-            # CuPy has no bfloat16 kernel for this op: float32, rounded back (and so from now on)
-            if not _bfloat16.has_bfloat16(args[off:]):
-                raise
-            _bfloat16.LEARNED.add(name)
-            return run_on_device(index, _bfloat16.via_float32, (name, fn, family(mode).common(), *args))
+        except _bfloat16.CUPY_GAPS as exc:
+            # perhaps CuPy has no bfloat16 kernel for this op: float32, rounded back (and so from now on)
+            return _bfloat16.retry(exc, name, fn, family(mode).common(), args, off,
+                                   lambda f, a: run_on_device(index, f, a))
 
     kernel.__name__ = f"cuda_{base}"
     kernel.__qualname__ = f"cuda_shared[{name}]"

@@ -329,53 +329,51 @@ def check_empty_cache(ctx: Context) -> str:
 
 
 # -- autocast --------------------------------------------------------------------------------------------
-_AUTOCAST_PROBES: list[tuple[str, Callable[[Any, Any], Any]]] = [
-    ("mm", lambda m, a: a @ a),
-    ("linear", lambda m, a: m.nn.functional.linear(a, a)),
-    ("conv2d", lambda m, a: m.nn.functional.conv2d(a.reshape(1, 1, 4, 4), a.reshape(1, 1, 4, 4)[:, :, :3, :3])),
-    ("bmm", lambda m, a: m.bmm(a[None], a[None])),
-    ("exp", lambda m, a: m.exp(a)),
-    ("log_softmax", lambda m, a: m.log_softmax(a, -1)),
-    ("layer_norm", lambda m, a: m.nn.functional.layer_norm(a, (4,))),
-    ("mse_loss", lambda m, a: m.nn.functional.mse_loss(a, a)),
-    ("sum", lambda m, a: a.sum()),
-    ("add", lambda m, a: a + a),
+# (name, policy entry, whether the input is already in the low dtype, the call)
+_AUTOCAST_PROBES: list[tuple[str, str, bool, Callable[[Any, Any], Any]]] = [
+    ("mm", "mm", False, lambda m, a: a @ a),
+    ("linear", "linear", False, lambda m, a: m.nn.functional.linear(a, a)),
+    ("conv2d", "conv2d", False,
+     lambda m, a: m.nn.functional.conv2d(a.reshape(1, 1, 4, 4), a.reshape(1, 1, 4, 4)[:, :, :3, :3])),
+    ("bmm", "bmm", False, lambda m, a: m.bmm(a[None], a[None])),
+    ("exp", "exp", True, lambda m, a: m.exp(a)),
+    ("log_softmax", "log_softmax.int", True, lambda m, a: m.log_softmax(a, -1)),
+    ("layer_norm", "layer_norm", True, lambda m, a: m.nn.functional.layer_norm(a, (4,))),
+    ("mse_loss", "mse_loss", True, lambda m, a: m.nn.functional.mse_loss(a, a)),
+    ("sum", "sum", True, lambda m, a: a.sum()),
+    ("add", "add.Tensor", True, lambda m, a: a + a),
 ]
 
 
+def _autocast_dtypes(m: Any, dtype_name: str) -> dict[str, str]:
+    low = getattr(m, dtype_name)
+    a = m.ones(4, 4, device="cuda")
+    out = {}
+    with m.autocast("cuda", dtype=low):
+        for name, _entry, low_input, fn in _AUTOCAST_PROBES:
+            out[name] = str(fn(m, a.to(low) if low_input else a).dtype).split(".")[-1]
+    return out
+
+
 def _autocast(ctx: Context, dtype_name: str) -> str:
-    tp = ctx.tp
     from .autocast_policy import FP32, FP32_SET_OPT_DTYPE, LOWER_PRECISION_FP
 
-    low = getattr(tp, dtype_name)
-    ours = {}
-    a = tp.ones(4, 4, device="cuda")
-    with tp.autocast("cuda", dtype=low):
-        for name, fn in _AUTOCAST_PROBES:
-            ours[name] = str(fn(tp, a).dtype).split(".")[-1]
+    ours = _autocast_dtypes(ctx.tp, dtype_name)
     if ctx.torch_cuda:
-        torch = ctx.torch
-        theirs = {}
-        b = torch.ones(4, 4, device="cuda")
-        with torch.autocast("cuda", dtype=getattr(torch, dtype_name)):
-            for name, fn in _AUTOCAST_PROBES:
-                theirs[name] = str(fn(torch, b).dtype).split(".")[-1]
-        ref = "torch on CUDA"
+        theirs, ref = _autocast_dtypes(ctx.torch, dtype_name), "torch on CUDA"
     else:
-        theirs = {}
-        for name, _fn in _AUTOCAST_PROBES:
-            base = {"log_softmax": "log_softmax.int"}.get(name, name)
-            if name in LOWER_PRECISION_FP:
+        theirs, ref = {}, "the AutocastCUDA lists"
+        for name, entry, low_input, _fn in _AUTOCAST_PROBES:
+            if entry in LOWER_PRECISION_FP:
                 theirs[name] = dtype_name
-            elif name in FP32 or base in FP32_SET_OPT_DTYPE or name in ("log_softmax",):
+            elif entry in FP32 or entry in FP32_SET_OPT_DTYPE:
                 theirs[name] = "float32"
-            else:
-                theirs[name] = "float32"  # outside the lists: the inputs' dtype (float32 here)
-        ref = "the AutocastCUDA lists"
+            else:  # outside the lists: the inputs' dtype
+                theirs[name] = dtype_name if low_input else "float32"
     wrong = {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]}
-    assert not wrong, f"autocast dtypes differ from {ref}: {wrong}"
+    assert not wrong, f"autocast dtypes (ours, reference) differ from {ref}: {wrong}"
     lowered = sorted(k for k, v in ours.items() if v == dtype_name)
-    return f"{len(ours)} ops match {ref}; in {dtype_name}: {', '.join(lowered)}"
+    return f"{len(ours)} ops match {ref}; in {dtype_name}: {', '.join(lowered)}; the rest float32"
 
 
 def check_autocast_fp16(ctx: Context) -> str:

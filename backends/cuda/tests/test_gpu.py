@@ -220,3 +220,34 @@ def test_non_blocking_copies_from_pinned_memory(gpu):
     assert _async_copy.in_flight() == 0
     pageable = x.to("cuda", non_blocking=True)  # pageable memory: a synchronous copy, same values
     assert tp.equal(pageable.cpu(), x)
+
+
+def test_bfloat16_on_cupy(gpu):
+    import cupy as cp
+    import ml_dtypes
+
+    if not tp.cuda.is_bf16_supported():
+        pytest.skip("bfloat16 needs compute capability 8.0 and CuPy 14 with ml_dtypes")
+    a = tp.linspace(-2, 2, 12, device="cuda", dtype=tp.bfloat16).reshape(3, 4)
+    assert isinstance(a._data, cp.ndarray) and a._data.dtype == np.dtype(ml_dtypes.bfloat16)
+    ref = tp.linspace(-2, 2, 12, dtype=tp.bfloat16).reshape(3, 4)
+    assert tp.equal((a * 2 + 1).cpu(), ref * 2 + 1)
+    np.testing.assert_allclose((a @ a.t()).float().cpu().numpy(), (ref.float() @ ref.float().t()).numpy(), atol=0.1)
+    spec = tp.fft.rfft(a.float()).abs()  # FFT of bfloat16 is refused by torch too; float32 works
+    assert spec.dtype == tp.float32
+    with tp.autocast("cuda", dtype=tp.bfloat16):
+        assert (tp.ones(4, 4, device="cuda") @ tp.ones(4, 4, device="cuda")).dtype == tp.bfloat16
+
+
+def test_random_numbers_are_drawn_on_the_device(gpu):
+    import cupy as cp
+
+    tp.cuda.manual_seed(5)
+    state = tp.cuda.get_rng_state()
+    z = tp.randn(1 << 20, device="cuda")
+    assert isinstance(z._data, cp.ndarray)
+    assert abs(z.mean().item()) < 0.01 and abs(z.std().item() - 1) < 0.01
+    tp.cuda.set_rng_state(state)
+    assert tp.equal(tp.randn(1 << 20, device="cuda"), z)
+    r = tp.randint(0, 7, (4096,), device="cuda")
+    assert r.min().item() == 0 and r.max().item() == 6

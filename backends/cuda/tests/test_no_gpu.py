@@ -78,3 +78,21 @@ def test_device_module_has_the_surface_and_cuda_extras(no_gpu):
 
 def test_get_device_module_and_explain(no_gpu):
     assert torch.get_device_module("cuda").device_type == "cuda"
+
+
+def test_missing_cupy_names_an_install_command_that_works_from_this_repository():
+    import importlib.util
+    from pathlib import Path
+
+    from torchplug._runtime.backends import install_command, repository_root
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed: the missing-CuPy message cannot be observed here")
+    _cp, why = _runtime._probe()
+    command = install_command("cuda", "cuda12")
+    assert command in why and "[cuda13]" in why
+    root = repository_root()
+    if root is not None:  # an editable checkout: the command names this checkout's backends/cuda
+        assert command == f"pip install -e '{root / 'backends' / 'cuda'}[cuda12]'"
+        assert (Path(root) / "backends" / "cuda" / "pyproject.toml").is_file()
+    assert "pip install torchplug-cuda" not in why  # no package index has it

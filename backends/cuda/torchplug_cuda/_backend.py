@@ -44,10 +44,11 @@ def _from_host(array: np.ndarray, dev: Any, copy: bool = True) -> Any:
         return common.wrap(np.array(array, copy=True, order="K"))
     cp = _runtime.cupy()
     host = np.asarray(array)
-    if host.dtype.kind == "V":  # bfloat16 (the only void-kind dtype torchplug has)
-        from ._kernels import BFLOAT16_ERROR
+    if host.dtype.kind == "V":  # bfloat16 (the only void-kind dtype torchplug has): CuPy 14 with ml_dtypes
+        from . import _bfloat16
 
-        raise TypeError(BFLOAT16_ERROR)
+        if _bfloat16.probe(cp):
+            raise TypeError(_bfloat16.ERROR(_bfloat16.MISSING or ""))
     with cp.cuda.Device(index):
         return common.wrap(cp.array(host, order="K"))
 

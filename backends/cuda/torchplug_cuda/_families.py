@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import _matmul_precision, _state
+from . import _matmul_precision, _runtime, _state
 from ._loader import KernelFamily
 
 __all__ = ["family", "bind_device", "run_on_device"]
@@ -51,6 +51,10 @@ def family(mode: str) -> KernelFamily:
                 found = KernelFamily("cuda-cupy", _xp.namespaces(), overrides=_overrides.OVERRIDES,
                                      common_hook=_bind_common)
                 from cupy._core import _routines_linalg
+
+                from . import _bfloat16
+
+                _bfloat16.probe(_runtime.cupy())  # whether bfloat16 tensors may exist on the device
 
                 # float32 products: TF32 / bfloat16 tensor cores per torchplug.set_float32_matmul_precision
                 _matmul_precision.install("cupy", _routines_linalg)

@@ -9,7 +9,9 @@ once (:mod:`torchplug_cuda._families`) and from then on looks the op up in a dic
   only as 0-dim scalars or index arguments, except in copies (``.to()``, ``copy_``);
 - on the GPU moves such host scalars and indices to the device (CuPy does not mix host arrays);
 - runs the kernel on the tensors' device (``cupy.cuda.Device``) and the thread's current stream;
-- draws random numbers from the device's generator unless the caller gave one;
+- draws random numbers from the device's generator unless the caller gave one (on the device:
+  :mod:`torchplug_cuda._device_random` replaces the shared random kernels);
+- runs an op CuPy cannot compute in bfloat16 in float32, rounding back (:mod:`torchplug_cuda._bfloat16`);
 - stamps results with that device: the family's ``_common`` is bound to it before the call.
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 from torchplug._tensor.tensor import Tensor
 from torchplug.library import KernelTable
 
-from . import _runtime, _state
+from . import _bfloat16, _runtime, _state
 
 __all__ = ["cuda_tables", "guard", "impls_for"]
 
@@ -60,6 +62,10 @@ def impls_for(mode: str | None) -> dict[str, Callable[..., Any]]:
         for name, fn, key, _with_keyset in getattr(table, "kernels", ()):
             if key == "CPU":
                 impls[name] = fn
+    # random numbers drawn on the device (CuPy's generators; NumPy's under emulation), not on the host
+    from ._device_random import kernels
+
+    impls.update(kernels(mode, dict(impls), family(mode).common()))
     _IMPLS[mode] = impls
     return impls
 
@@ -85,6 +91,7 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
     is_copy = base in _COPY_OPS
     mixed_ok = is_copy or "index" in name
     async_ok = name == "aten::copy_"  # copy_(self, src, non_blocking)
+    bf16_gap = _bfloat16.known_gap(name)  # CuPy has no bfloat16 kernel for it: computed in float32
 
     def kernel(*args: Any) -> Any:
         mode = _runtime.mode()
@@ -100,17 +107,25 @@ def guard(name: str, with_keyset: bool) -> Callable[..., Any]:
                 index = _state.BACKEND.runtime.current_device()
         if gen_idx is not None and gen_idx < len(args) and args[gen_idx] is None:
             args = (*args[:gen_idx], _state.BACKEND.rng.generator(index), *args[gen_idx + 1:])
-        from ._families import bind_device, run_on_device
+        from ._families import bind_device, family, run_on_device
 
         bind_device(mode, index)
         if mode == "emulate":
             return fn(*args)
-        _refuse_bfloat16(args, off)
+        if _bfloat16.MISSING:
+            _bfloat16.refuse(args[off:])
         if foreign and not is_copy:
             args = _to_device(args, index)
         if async_ok and len(args) > off + 2 and args[off + 2] and foreign:
             return run_on_device(index, _copy_maybe_async, (fn, *args))
-        return run_on_device(index, fn, args)
+        if (bf16_gap or name in _bfloat16.LEARNED) and _bfloat16.has_bfloat16(args[off:]):
+            return run_on_device(index, _bfloat16.via_float32, (name, fn, family(mode).common(), *args))
+        try:
+            return run_on_device(index, fn, args)
+        except _bfloat16.CUPY_GAPS as exc:
+            # perhaps CuPy has no bfloat16 kernel for this op: float32, rounded back (and so from now on)
+            return _bfloat16.retry(exc, name, fn, family(mode).common(), args, off,
+                                   lambda f, a: run_on_device(index, f, a))
 
     kernel.__name__ = f"cuda_{base}"
     kernel.__qualname__ = f"cuda_shared[{name}]"
@@ -152,21 +167,6 @@ def _scan(args: tuple[Any, ...], off: int, mixed_ok: bool, copy_ok: bool = False
         elif value.__class__ in (list, tuple):
             stack.extend(reversed(value))
     return index, foreign
-
-
-BFLOAT16_ERROR = ("bfloat16 is not supported on the cuda device under CuPy: CuPy has no bfloat16 array dtype "
-                  "(torchplug.cuda.is_bf16_supported() is False). Use float16 (torch.autocast('cuda') defaults to it) "
-                  "or float32.")
-
-
-def _refuse_bfloat16(args: tuple[Any, ...], off: int) -> None:
-    """A clear error instead of CuPy's for bfloat16 tensors or dtype= arguments (GPU only)."""
-    from torchplug._base import dtype as D
-
-    bf16 = D.bfloat16
-    for value in args[off:]:
-        if value is bf16 or (isinstance(value, Tensor) and value._dtype is bf16):
-            raise TypeError(BFLOAT16_ERROR)
 
 
 def _to_device(args: tuple[Any, ...], index: int) -> tuple[Any, ...]:

@@ -85,10 +85,10 @@ def build(backend: Any) -> ModuleType:
         if not runtime.is_available():
             return False
         if _runtime.mode() == "cupy":
-            # CuPy has no bfloat16 array dtype: the shared kernels cannot store bfloat16 on the device.
-            import cupy as cp
+            # CuPy holds bfloat16 from version 14 on, with ml_dtypes installed.
+            from . import _bfloat16
 
-            if not hasattr(cp, "bfloat16"):
+            if _bfloat16.probe(_runtime.cupy()):
                 return False
         major, _ = get_device_capability()
         return major >= 8 or bool(including_emulation and _runtime.mode() == "emulate")

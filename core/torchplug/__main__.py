@@ -45,6 +45,7 @@ def doctor_report() -> str:
             f"  {name:<8} key={b.key_name:<6} {kind:<8} {_availability(b):<12} from plugin {b.plugin!r} ({b.distribution or '-'})"
         )
     lines.extend(_missing_device_types(backends))
+    lines.extend(_extension_groups_section())
     lines.append("")
     lines.extend(_accelerator_section())
     lines.append("")
@@ -74,6 +75,24 @@ def doctor_report() -> str:
     lines.append("")
     lines.extend(_autocast_section())
     return "\n".join(lines)
+
+
+def _extension_groups_section() -> list[str]:
+    """Entry-point groups named ``torchplug.*`` that plugins define for their own extensions (e.g. the
+    distributed plugin's process-group backends): each with what is installed in it, nothing imported."""
+    from torchplug._plugins.manager import ENTRY_POINT_GROUPS, importlib_metadata
+
+    groups: dict[str, list[str]] = {}
+    for ep in importlib_metadata.entry_points():
+        if ep.group.startswith("torchplug.") and ep.group not in ENTRY_POINT_GROUPS:
+            dist = getattr(getattr(ep, "dist", None), "name", None) or "-"
+            groups.setdefault(ep.group, []).append(f"{ep.name} ({dist})")
+    if not groups:
+        return []
+    lines = ["", "Extension points of plugins (entry-point groups):"]
+    for group, names in sorted(groups.items()):
+        lines.append(f"  {group:<34} {', '.join(sorted(names))}")
+    return lines
 
 
 def _missing_device_types(backends: dict[str, object]) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES
 from torchplug._runtime.device_placeholder import drop_cached
 
-__all__ = ["EXPOSED", "EXPOSE_LISTENERS", "exposed_objects", "expose", "unexpose", "unexpose_plugin", "PROVIDERS"]
+__all__ = ["EXPOSED", "EXPOSE_LISTENERS", "exposed_objects", "expose", "unexpose", "unexpose_plugin", "PROVIDERS", "SEPARATE_DISTRIBUTIONS"]
 
 # name -> (object, plugin name)
 EXPOSED: dict[str, tuple[Any, str]] = {}
@@ -26,8 +26,12 @@ PROVIDERS = {
     "autograd": "autograd", "no_grad": "autograd", "enable_grad": "autograd", "set_grad_enabled": "autograd",
     "is_grad_enabled": "autograd", "inference_mode": "autograd", "is_inference_mode_enabled": "autograd",
     "nn": "nn", "optim": "nn", "save": "nn", "load": "nn", "amp": "amp", "autocast": "amp",
-    "distributed": "distributed",
+    "distributed": "distributed", "distributions": "distributions", "func": "func", "vmap": "func",
 }
+# Plugins that are distributions of their own (not inside the torchplug distribution): the folder of the
+# repository that installs each.
+SEPARATE_DISTRIBUTIONS = {"distributed": "plugins/distributed", "distributions": "plugins/distributions",
+                          "func": "plugins/func"}
 
 
 def expose(name: str, obj: Any, plugin: str) -> None:

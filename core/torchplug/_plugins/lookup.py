@@ -15,9 +15,9 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from torchplug._plugins.exposure import EXPOSED, PROVIDERS
+from torchplug._plugins.exposure import EXPOSED, PROVIDERS, SEPARATE_DISTRIBUTIONS
 from torchplug._plugins.manager import MANAGER
-from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES
+from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES, repository_root
 from torchplug._tensor.legacy_types import TENSOR_TYPE_NAMES, tensor_type
 
 __all__ = ["resolve", "install_finder", "attach_legacy_names", "after_expose"]
@@ -38,6 +38,15 @@ def resolve(name: str) -> Any:
 
         raise missing_attribute("torch", name, "torchplug")  # "not supported yet" for a name PyTorch has
     record = MANAGER.records.get(plugin)
+    folder = SEPARATE_DISTRIBUTIONS.get(plugin)
+    if record is None and folder is not None:  # its own distribution, not installed
+        root = repository_root()
+        where = str(root / folder) if root is not None and (root / folder / "pyproject.toml").is_file() else folder
+        raise AttributeError(
+            f"torchplug.{name} is provided by the {plugin!r} plugin, which is not installed. It is a distribution "
+            f"of its own in the torchplug repository: pip install -e {where}"
+            + ("" if root is not None else " (from a checkout of the torchplug repository)") + ". See `python -m torchplug`."
+        )
     state = "not installed" if record is None else (record.reason or record.status)
     raise AttributeError(
         f"torchplug.{name} is provided by the {plugin!r} plugin, which is {state}. It ships with torchplug: "

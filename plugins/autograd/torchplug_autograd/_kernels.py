@@ -22,7 +22,7 @@ from torchplug._tensor import Tensor
 from . import _graph as G
 from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
-from ._state import GLOBAL, STATE
+from ._state import FW, GLOBAL, STATE
 
 __all__ = ["functional_kernel", "inplace_kernel", "out_kernel", "not_implemented_kernel", "decompose_kernel",
            "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES"]
@@ -119,8 +119,37 @@ _GLOBALS = {
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
-    "_next_seq": G.SEQ.__next__, "_Tensor": Tensor,
+    "_next_seq": G.SEQ.__next__, "_Tensor": Tensor, "_FW": FW,
 }
+
+
+def forward_fn(entry: OperatorEntry, rule: Rule, source: OperatorEntry | None = None) -> Callable[..., Any]:
+    """The op's forward-AD function (``_forward.make_forward``), built on its first call: most ops
+    never see a dual tensor, so their strategies are not compiled at import.  ``source``: the
+    functional op whose rule an in-place ``entry`` uses (the function then takes ``(args, orig, self)``)."""
+    from ._forward import make_forward, make_forward_inplace
+    from ._jvp import strategy_for
+
+    box: list[Callable[..., Any]] = []
+    inplace = entry.schema.is_mutable
+
+    def fwd(*a: Any) -> None:
+        if not box:
+            src = source if source is not None else entry
+            diff = diff_arg_indices(src, rule)
+            strategy = strategy_for(src, rule, diff, _saver(src, rule))
+            box.append((make_forward_inplace if inplace else make_forward)(src, strategy, diff))
+        box[0](*a)
+
+    fwd.__qualname__ = f"forward_ad[{entry.name}]"
+    return fwd
+
+
+def _forward_refused(args: tuple[Any, ...], name: str) -> None:
+    from ._forward import has_tangent, not_implemented_error
+
+    if has_tangent(args):
+        raise not_implemented_error(name)
 
 
 def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_override: str | None = None) -> tuple[list[str], list[str], list[int]]:
@@ -212,6 +241,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     ns["_get"] = entry.cache.get
     ns["_miss"] = lambda ks, _e=entry: DISPATCHER.lookup(_e, ks)
     ns["_Node"] = cls
+    ns["_fwd"] = forward_fn(entry, rule)
     node_expr = _variant_expr(entry, cls, diff, ns)
     params = ", ".join(names)
     body = [_refuse_check(entry, rule, names, ns)] if rule.refuse else []
@@ -226,6 +256,12 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         f"    result = _k({params})",
         "finally:",
         "    _tls.mask = _old",
+        # forward AD (a dual level exists): tangents first; under no_grad only they are computed
+        "if _FW.live:",
+        "    if _FW.on:",
+        f"        _fwd(({params},), result)",
+        "    if not _S.grad_enabled:",
+        "        return result",
     ]
     edge_names = []
     for j, i in enumerate(diff):
@@ -333,6 +369,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     classes: dict[int, type[G.Node]] = {}
     call = redispatcher(entry)
     views = entry.schema.returns[0].alias is not None
+    fwd = forward_fn(entry, rule)
     mark = base_cls._name[:-len("Backward0")] if base_cls._name.endswith("Backward0") else base_cls._name
 
     def kernel(ks: int, *args: Any) -> Any:
@@ -342,6 +379,11 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
             result = call(ks & _BELOW, *args)
         finally:
             tls.mask = old
+        if FW.live:
+            if FW.on:
+                fwd(args, result)
+            if not STATE.grad_enabled:
+                return result
         edges = tuple(edge(args[i]) for i in diff)
         if not result or all(e is None for e in edges) or result[0]._dtype not in DIFF_DTYPES:
             return result
@@ -456,7 +498,14 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
     clone = DISPATCHER.entry("aten::clone").call
     name = entry.name
 
+    fwd = forward_fn(entry, rule, source)
+
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live:
+            return _inplace_forward(ks, args)
+        return backward_part(ks, *args)
+
+    def backward_part(ks: int, *args: Any) -> Any:
         self = args[0]
         check_inplace(self)
         edges = []
@@ -497,9 +546,46 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
         rebase_history(self, node)
         return result
 
+    def _inplace_forward(ks: int, args: tuple[Any, ...]) -> Any:
+        # A dual level exists: the tangent needs self's value from before the write (when the rule
+        # reads it), then the backward recording runs as usual (unless grad mode is off).
+        from ._forward import has_tangent
+
+        self = args[0]
+        if not (FW.on and has_tangent(args)):
+            if STATE.grad_enabled:
+                return backward_part(ks, *args)
+            return _below(ks, args)
+        on = FW.on
+        FW.on = False
+        try:
+            orig = clone(self)  # the strategies read self's value from before the write
+        finally:
+            FW.on = on
+        result = backward_part(ks, *args) if STATE.grad_enabled else _below(ks, args)
+        fwd(args, orig, self)
+        return result
+
+    def _below(ks: int, args: tuple[Any, ...]) -> Any:  # grad mode off: no leaf checks, no history
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            return call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+
     kernel.__qualname__ = f"autograd_inplace[{name}]"
     kernel.node_class = cls
     return kernel
+
+
+def _run_below(call: Callable[..., Any], ks: int, args: tuple[Any, ...]) -> Any:
+    old = tls.mask
+    tls.mask = old & _NOAG
+    try:
+        return call(ks & _BELOW, *args)
+    finally:
+        tls.mask = old
 
 
 def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
@@ -510,6 +596,8 @@ def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     fname = entry.schema.name
 
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live and not STATE.grad_enabled:  # reached under no_grad only for forward AD's sake
+            return _run_below(call, ks, args)
         for i in inputs:
             a = args[i]
             items = a if isinstance(a, (list, tuple)) else (a,)
@@ -575,6 +663,11 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     mutated = entry.schema.mutated_argument_indices
 
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live:
+            if FW.on:
+                _forward_refused(args, name)
+            if not STATE.grad_enabled:
+                return _run_below(call, ks, args)
         edges = []
         for i in inputs:
             a = args[i]

@@ -1,0 +1,527 @@
+"""Batching rules: how an op computes on the values of its batched arguments in one call.
+
+A rule ``rule(op, level, *args)`` receives the op's arguments in schema order, at least one of them batched
+at ``level`` (the innermost level among them); it calls ops on the unwrapped values (which may still be
+batched at outer levels: those calls dispatch to their own level's rules) and wraps the result at ``level``.
+Rules move the batch dimension to the front (``movedim`` is a view) and shift logical dims by one.
+
+``RULES`` maps op names to rules, ``rules_for_table()`` adds the generic ones (pointwise ops by their tag).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torchplug
+from torchplug._aten import A
+
+from ._batched import BatchedTensor, call, unwrap, wrap
+
+__all__ = ["RULES", "rules_for_table", "front", "materialize"]
+
+Rule = Callable[..., Any]
+RULES: dict[str, Rule] = {}
+_Tensor = torchplug.Tensor
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    def deco(fn: Rule) -> Rule:
+        for n in names:
+            RULES["aten::" + n] = fn
+        return fn
+    return deco
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------
+def front(a: Any, level: int) -> tuple[Any, bool]:
+    """``(value with the batch dim first, True)`` for a tensor batched at ``level``, else ``(a, False)``."""
+    if a.__class__ is BatchedTensor and a._bt_level == level:
+        v, b = a._bt_value, a._bt_bdim
+        return (v if b == 0 else v.movedim(b, 0)), True
+    return a, False
+
+
+def materialize(a: Any, level: int, n: int) -> Any:
+    """The value of ``a`` with a batch dim of size ``n`` first (an unbatched tensor is expanded, no copy)."""
+    v, batched = front(a, level)
+    if batched:
+        return v
+    return v.unsqueeze(0).expand((n,) + tuple(v.shape))
+
+
+def _size(args: Any, level: int) -> int:
+    for a in args:
+        if a.__class__ is BatchedTensor and a._bt_level == level:
+            return a._bt_value.shape[a._bt_bdim]
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if b.__class__ is BatchedTensor and b._bt_level == level:
+                    return b._bt_value.shape[b._bt_bdim]
+    raise AssertionError("no argument batched at this level")
+
+
+def _wrap_dim(d: int, rank: int) -> int:
+    n = max(rank, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d + n if d < 0 else d
+
+
+def _out(result: Any, level: int) -> Any:
+    """Wrap every tensor of a result (batch dim first) at ``level``."""
+    if isinstance(result, _Tensor):
+        return wrap(result, 0, level)
+    if isinstance(result, tuple):
+        return tuple(_out(r, level) for r in result)
+    if isinstance(result, list):
+        return [_out(r, level) for r in result]
+    return result
+
+
+def _inplace_unbatched_self(op: Any, level: int, args: tuple[Any, ...]) -> RuntimeError:
+    from ._kernels import _inplace_error
+
+    return _inplace_error(op._entry.schema.full_name, op._entry.schema, 0, args, level)
+
+
+# ---- pointwise ops (every tensor argument broadcasts with the others) -----------------------------------
+def _promotion_fix(values: list[Any], tensors: list[tuple[int, Any, bool]]) -> None:
+    """Cast 0-dim batched values to the dtype the logical call would give: physically they have the batch
+    dim, and a dimensioned tensor outranks a 0-dim one in type promotion."""
+    first = tensors[0][1]._dtype if tensors else None
+    if all(t._dtype is first for _, t, _ in tensors):
+        return
+    if not any(b and t.dim() == 0 for _, t, b in tensors) or not any(t.dim() > 0 for _, t, _ in tensors):
+        return
+    dtype = _fold_result_type([t for _, t, _ in tensors])
+    for i, t, b in tensors:
+        if b and t.dim() == 0 and t._dtype is not dtype:
+            values[i] = values[i].to(dtype)
+
+
+def _fold_result_type(ts: list[Any]) -> Any:
+    dimensioned = [t for t in ts if t.dim() > 0]
+    zero = [t for t in ts if t.dim() == 0]
+    dtype = dimensioned[0]._dtype
+    for t in dimensioned[1:]:
+        dtype = torchplug.promote_types(dtype, t._dtype)
+    for t in zero:
+        cand = torchplug.promote_types(dtype, t._dtype)
+        if _category(t._dtype) > _category(dtype):
+            dtype = cand
+    return dtype
+
+
+def _category(d: Any) -> int:
+    if d.is_complex:
+        return 3
+    if d.is_floating_point:
+        return 2
+    if d is torchplug.bool:
+        return 0
+    return 1
+
+
+def pointwise(op: Any, level: int, *args: Any) -> Any:
+    """Pointwise ops: batch dims first, batched values padded to the common logical rank so they broadcast."""
+    schema = op._entry.schema
+    tensors = []
+    rank = 0
+    for i, a in enumerate(args):
+        if isinstance(a, _Tensor):
+            batched = a.__class__ is BatchedTensor and a._bt_level == level
+            tensors.append((i, a, batched))
+            d = a.dim()
+            if d > rank:
+                rank = d
+    values = list(args)
+    mutated = schema.mutated_argument_indices
+    if mutated and not (args[mutated[0]].__class__ is BatchedTensor and args[mutated[0]]._bt_level == level):
+        raise _inplace_unbatched_self(op, level, args)
+    for i, a, batched in tensors:
+        if batched:
+            v, _ = front(a, level)
+            d = a.dim()
+            if d < rank and i not in mutated:
+                v = v.reshape((v.shape[0],) + (1,) * (rank - d) + tuple(v.shape[1:]))
+            values[i] = v
+    _promotion_fix(values, tensors)
+    result = call(op, values)
+    if mutated:
+        return args[mutated[0]]
+    return _out(result, level)
+
+
+# ---- matrix products -------------------------------------------------------------------------------------
+@rule("matmul", "mm", "bmm")
+def matmul_rule(op: Any, level: int, a: Any, b: Any) -> Any:
+    name = op._entry.schema.name
+    if name == "mm" and (a.dim() != 2 or b.dim() != 2):
+        raise RuntimeError(f"{'self' if a.dim() != 2 else 'mat2'} must be a matrix")
+    if name == "bmm" and (a.dim() != 3 or b.dim() != 3):
+        raise RuntimeError(f"batch1 must be a 3D tensor" if a.dim() != 3 else "batch2 must be a 3D tensor")
+    va, ba = front(a, level)
+    vb, bb = front(b, level)
+    n = _size((a, b), level)
+    ra, rb = a.dim(), b.dim()
+    if ra == 1 and rb == 1:
+        return wrap(A.sum(A.mul(materialize(a, level, n), materialize(b, level, n)), [1]), 0, level)
+    if ra >= 2 and rb >= 2:
+        if (ba and not bb and rb == 2) or (bb and not ba and ra == 2):
+            return wrap(A.matmul(va, vb), 0, level)  # the unbatched matrix broadcasts over the batch dim
+        va = materialize(a, level, n)
+        vb = materialize(b, level, n)
+        r = max(ra, rb)
+        va = va.reshape((n,) + (1,) * (r - ra) + tuple(va.shape[1:]))
+        vb = vb.reshape((n,) + (1,) * (r - rb) + tuple(vb.shape[1:]))
+        return wrap(A.matmul(va, vb), 0, level)
+    if ra == 1:  # vector @ matrix(s)
+        va = materialize(a, level, n).unsqueeze(-2)
+        vb = materialize(b, level, n)
+        vb = vb if rb == 2 else vb
+        va = va.reshape((n,) + (1,) * (rb - 2) + tuple(va.shape[1:]))
+        return wrap(A.matmul(va, vb).squeeze(-2), 0, level)
+    # matrix(s) @ vector
+    va = materialize(a, level, n)
+    vb = materialize(b, level, n).unsqueeze(-1)
+    vb = vb.reshape((n,) + (1,) * (ra - 2) + tuple(vb.shape[1:]))
+    return wrap(A.matmul(va, vb).squeeze(-1), 0, level)
+
+
+@rule("mv")
+def mv_rule(op: Any, level: int, a: Any, v: Any) -> Any:
+    return matmul_rule(op, level, a, v)
+
+
+@rule("dot", "vdot")
+def dot_rule(op: Any, level: int, a: Any, b: Any) -> Any:
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    n = _size((a, b), level)
+    va, vb = materialize(a, level, n), materialize(b, level, n)
+    if op._entry.schema.name == "vdot":
+        va = va.conj()
+    return wrap(A.sum(A.mul(va, vb), [1]), 0, level)
+
+
+@rule("addmm", "addmv", "addbmm", "baddbmm")
+def addmm_rule(op: Any, level: int, self: Any, m1: Any, m2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
+    name = op._entry.schema.name
+    prod = torchplug.matmul(m1, m2)
+    if name == "addbmm":
+        prod = prod.sum(0)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod
+    return (self * beta if beta != 1 else self) + prod
+
+
+@rule("linear")
+def linear_rule(op: Any, level: int, x: Any, weight: Any, bias: Any = None) -> Any:
+    wb = weight.__class__ is BatchedTensor and weight._bt_level == level
+    bb = bias is not None and bias.__class__ is BatchedTensor and bias._bt_level == level
+    if not wb and not bb:
+        v, _ = front(x, level)
+        return wrap(A.linear(v, weight, bias), 0, level)
+    out = torchplug.matmul(x, weight.t() if weight.dim() == 2 else weight)
+    return out if bias is None else out + bias
+
+
+# ---- reductions and other ops along dims -----------------------------------------------------------------
+def _dims_rule(dim_pos: int, *, keepdim_pos: int | None = None, none_means_all: bool = True,
+               list_dims: bool = False, extra_tensor_pos: tuple[int, ...] = ()) -> Rule:
+    """A rule for ops with a dim argument at ``dim_pos`` (an int, int list or None); the other tensor
+    arguments at ``extra_tensor_pos`` are materialized with the batch dim (same logical rank as self)."""
+
+    def dims_rule(op: Any, level: int, *args: Any) -> Any:
+        self = args[0]
+        n = _size(args, level)
+        rank = self.dim()
+        values = list(args)
+        values[0] = materialize(self, level, n)
+        for p in extra_tensor_pos:
+            if isinstance(args[p], _Tensor):
+                values[p] = materialize(args[p], level, n)
+        dim = args[dim_pos] if dim_pos < len(args) else None
+        keepdim = bool(args[keepdim_pos]) if keepdim_pos is not None and keepdim_pos < len(args) else False
+        if rank == 0:
+            values[0] = values[0].unsqueeze(-1)
+            for p in extra_tensor_pos:
+                if isinstance(args[p], _Tensor):
+                    values[p] = values[p].unsqueeze(-1)
+            values[dim_pos] = [1] if list_dims or isinstance(dim, (list, tuple)) else 1
+            if dim is not None:
+                dims = dim if isinstance(dim, (list, tuple)) else [dim]
+                for d in dims:
+                    _wrap_dim(d, 0)
+            if keepdim_pos is not None:
+                values[keepdim_pos] = False
+            result = call(op, values)
+            return _out(result, level)
+        if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0 and none_means_all):
+            if not none_means_all:
+                result = call(op, values)
+                return _out(result, level)
+            flat = values[0].reshape(n, -1)
+            values[0] = flat
+            values[dim_pos] = [1] if list_dims else 1
+            if keepdim_pos is not None:
+                values[keepdim_pos] = False
+            result = call(op, values)
+            if keepdim:
+                result = _reshape_all(result, (n,) + (1,) * rank)
+            return _out(result, level)
+        if isinstance(dim, (list, tuple)):
+            values[dim_pos] = [_wrap_dim(d, rank) + 1 for d in dim]
+        else:
+            values[dim_pos] = _wrap_dim(dim, rank) + 1
+        return _out(call(op, values), level)
+
+    return dims_rule
+
+
+def _reshape_all(result: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(result, _Tensor):
+        return result.reshape(shape)
+    return type(result)(_reshape_all(r, shape) for r in result)
+
+
+for _names, _kw in (
+    (("sum", "mean", "nansum", "nanmean", "amax", "amin", "all", "any", "logsumexp"), dict(dim_pos=1, keepdim_pos=2, list_dims=True)),
+    (("prod", "argmax", "argmin"), dict(dim_pos=1, keepdim_pos=2)),
+    (("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", "cummax", "cummin", "_softmax",
+      "_log_softmax", "softmax.int", "log_softmax.int", "cumsum", "cumprod", "glu", "unbind.int"), dict(dim_pos=1, keepdim_pos=2)),
+    (("var", "std", "var_mean", "std_mean"), dict(dim_pos=1, keepdim_pos=3, list_dims=True)),
+    (("kthvalue",), dict(dim_pos=2, keepdim_pos=3)),
+    (("linalg_vector_norm",), dict(dim_pos=2, keepdim_pos=3, list_dims=True)),
+    (("sort", "argsort", "topk_", "flip"), dict(dim_pos=1)),
+    (("count_nonzero",), dict(dim_pos=1, list_dims=True)),
+    (("_softmax_backward_data", "_log_softmax_backward_data"), dict(dim_pos=2, extra_tensor_pos=(1,))),
+    (("gather", "scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two", "index_add", "index_copy",
+      "index_fill.int_Scalar", "index_fill.int_Tensor"), dict(dim_pos=1, extra_tensor_pos=(3,))),
+):
+    for _n in _names:
+        _kw2 = dict(_kw)
+        if _n in ("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", "cummax", "cummin", "_softmax",
+                  "_log_softmax", "softmax.int", "log_softmax.int", "cumsum", "cumprod", "glu", "unbind.int", "flip"):
+            _kw2["keepdim_pos"] = 2 if _n in ("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode") else None
+        if _n == "flip":
+            _kw2["list_dims"] = True
+            _kw2["none_means_all"] = False
+        RULES["aten::" + _n] = _dims_rule(**_kw2)
+
+# std/var with unbiased keeps the same dims positions (correction is keyword-only)
+RULES["aten::topk"] = _dims_rule(2)
+RULES["aten::softmax.int"] = _dims_rule(1)
+RULES["aten::log_softmax.int"] = _dims_rule(1)
+
+
+@rule("gather", "index_select")
+def index_dim_rule(op: Any, level: int, self: Any, dim: int, index: Any, *rest: Any) -> Any:
+    """gather / index_select: an unbatched index with index_select stays one index for every sample."""
+    n = _size((self, index), level)
+    rank = self.dim()
+    d = _wrap_dim(dim, rank) + 1 if rank else 1
+    name = op._entry.schema.name
+    ib = index.__class__ is BatchedTensor and index._bt_level == level
+    v = materialize(self, level, n)
+    if rank == 0:
+        v = v.unsqueeze(-1)
+    if name == "index_select":
+        if not ib:
+            out = call(op, (v, d, index))
+            return wrap(out.squeeze(-1) if rank == 0 else out, 0, level)
+        iv = materialize(index, level, n)
+        if iv.dim() == 1:
+            iv = iv.unsqueeze(-1)
+        shape = list(v.shape)
+        shape[d] = iv.shape[1]
+        idx = iv.reshape((n,) + tuple(1 if k != d else iv.shape[1] for k in range(1, v.dim()))).expand(shape)
+        out = A.gather(v, d, idx)
+        return wrap(out.squeeze(-1) if rank == 0 and index.dim() == 0 else out, 0, level)
+    iv = materialize(index, level, n)
+    if rank == 0:
+        iv = iv.unsqueeze(-1)
+    out = call(op, (v, d, iv, *rest))
+    return wrap(out.squeeze(-1) if rank == 0 else out, 0, level)
+
+
+@rule("cat")
+def cat_rule(op: Any, level: int, tensors: Any, dim: int = 0) -> Any:
+    n = _size(tensors, level)
+    # legacy: 1-D empty tensors are skipped by cat; keep them out of the rank
+    ref = next((t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)), tensors[0])
+    rank = ref.dim()
+    vals = [materialize(t, level, n) for t in tensors if not (t.dim() == 1 and t.shape[0] == 0) or t is ref]
+    return wrap(A.cat(vals, _wrap_dim(dim, rank) + 1), 0, level)
+
+
+@rule("stack")
+def stack_rule(op: Any, level: int, tensors: Any, dim: int = 0) -> Any:
+    n = _size(tensors, level)
+    rank = tensors[0].dim() + 1
+    return wrap(A.stack([materialize(t, level, n) for t in tensors], _wrap_dim(dim, rank) + 1), 0, level)
+
+
+@rule("where.self")
+def where_rule(op: Any, level: int, cond: Any, a: Any, b: Any) -> Any:
+    return pointwise(op, level, cond, a, b)
+
+
+# ---- view ops (results are views of the value, so writes through them reach it) --------------------------
+def _view_shape(v: Any, shape: Any) -> tuple[int, ...]:
+    return (v.shape[0],) + tuple(shape)
+
+
+@rule("view", "_unsafe_view", "reshape")
+def view_rule(op: Any, level: int, self: Any, size: Any) -> Any:
+    v, _ = front(self, level)
+    return wrap(call(op, (v, _view_shape(v, size))), 0, level)
+
+
+@rule("expand")
+def expand_rule(op: Any, level: int, self: Any, size: Any, implicit: bool = False) -> Any:
+    v, _ = front(self, level)
+    size = list(size)
+    rank = self.dim()
+    if len(size) < rank:
+        raise RuntimeError(
+            f"expand({self.dtype.__repr__().replace('torchplug.', 'torch.')[6:].capitalize()}Type{{{list(self.shape)}}}, "
+            f"size=[{', '.join(map(str, size))}]): the number of sizes provided ({len(size)}) must be greater or equal "
+            f"to the number of dimensions in the tensor ({rank})")
+    extra = len(size) - rank
+    v = v.reshape((v.shape[0],) + (1,) * extra + tuple(v.shape[1:])) if extra else v
+    return wrap(A.expand(v, [v.shape[0]] + size), 0, level)
+
+
+@rule("permute")
+def permute_rule(op: Any, level: int, self: Any, dims: Any) -> Any:
+    v, _ = front(self, level)
+    rank = self.dim()
+    return wrap(A.permute(v, [0] + [_wrap_dim(d, rank) + 1 for d in dims]), 0, level)
+
+
+@rule("transpose.int")
+def transpose_rule(op: Any, level: int, self: Any, d0: int, d1: int) -> Any:
+    v, _ = front(self, level)
+    rank = self.dim()
+    if rank == 0:
+        _wrap_dim(d0, 0), _wrap_dim(d1, 0)
+        return wrap(v, 0, level)
+    return wrap(A.transpose(v, _wrap_dim(d0, rank) + 1, _wrap_dim(d1, rank) + 1), 0, level)
+
+
+@rule("t")
+def t_rule(op: Any, level: int, self: Any) -> Any:
+    rank = self.dim()
+    if rank > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {rank}D")
+    v, _ = front(self, level)
+    return wrap(A.transpose(v, 1, 2) if rank == 2 else v, 0, level)
+
+
+@rule("movedim.intlist")
+def movedim_rule(op: Any, level: int, self: Any, src: Any, dst: Any) -> Any:
+    v, _ = front(self, level)
+    rank = self.dim()
+    return wrap(A.movedim(v, [_wrap_dim(d, rank) + 1 for d in src], [_wrap_dim(d, rank) + 1 for d in dst]), 0, level)
+
+
+@rule("unsqueeze")
+def unsqueeze_rule(op: Any, level: int, self: Any, dim: int) -> Any:
+    v, _ = front(self, level)
+    return wrap(A.unsqueeze(v, _wrap_dim(dim, self.dim() + 1) + 1), 0, level)
+
+
+@rule("squeeze")
+def squeeze_rule(op: Any, level: int, self: Any, dim: Any = None) -> Any:
+    v, _ = front(self, level)
+    rank = self.dim()
+    if dim is None:
+        dims = [d + 1 for d in range(rank) if self.shape[d] == 1]
+    else:
+        dims = [_wrap_dim(d, rank) + 1 for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+        dims = [d for d in dims if rank and v.shape[d] == 1]
+    return wrap(A.squeeze(v, dims) if dims else A.alias(v), 0, level)
+
+
+def _one_dim(pos: int = 1, extra: int = 0) -> Rule:
+    def one_dim_rule(op: Any, level: int, self: Any, *rest: Any) -> Any:
+        v, _ = front(self, level)
+        rest = list(rest)
+        rest[pos - 1] = _wrap_dim(rest[pos - 1], self.dim() + extra) + 1
+        return _out(call(op, (v, *rest)), level)
+    return one_dim_rule
+
+
+for _n in ("select.int", "slice.Tensor", "narrow", "unfold", "split.Tensor", "split_with_sizes", "chunk",
+           "tensor_split.sections", "tensor_split.indices", "unflatten.int", "unbind.int"):
+    RULES["aten::" + _n] = _one_dim()
+
+
+@rule("diagonal", "diagonal_copy")
+def diagonal_rule(op: Any, level: int, self: Any, offset: int = 0, d1: int = 0, d2: int = 1) -> Any:
+    v, _ = front(self, level)
+    r = self.dim()
+    return wrap(call(op, (v, offset, _wrap_dim(d1, r) + 1, _wrap_dim(d2, r) + 1)), 0, level)
+
+
+@rule("flatten.using_ints")
+def flatten_rule(op: Any, level: int, self: Any, start: int = 0, end: int = -1) -> Any:
+    v, _ = front(self, level)
+    r = self.dim()
+    if r == 0:
+        return wrap(v.reshape(v.shape[0], 1), 0, level)
+    return wrap(A.flatten(v, _wrap_dim(start, r) + 1, _wrap_dim(end, r) + 1), 0, level)
+
+
+@rule("alias", "detach", "_conj", "_neg_view", "view_as_real", "view_as_complex", "contiguous", "clone",
+      "_to_copy", "resolve_conj", "resolve_neg", "conj_physical", "zeros_like", "ones_like", "empty_like",
+      "full_like", "lift_fresh", "_to_dense")
+def same_layout_rule(op: Any, level: int, self: Any, *rest: Any) -> Any:
+    """Ops applying to each element (or the whole tensor) alike: the value keeps its batch dim in place."""
+    value, bdim = unwrap(self, level)
+    rest = list(rest)
+    names = [a.name for a in op._entry.schema.arguments[1:]]
+    if "memory_format" in names:  # a memory format is for the logical rank: keep the value's layout
+        i = names.index("memory_format")
+        if i < len(rest) and rest[i] is not None:
+            rest[i] = None
+    return wrap(call(op, (value, *rest)), bdim, level)
+
+
+@rule("copy_")
+def copy_rule(op: Any, level: int, self: Any, src: Any, non_blocking: bool = False) -> Any:
+    return pointwise(op, level, self, src, non_blocking)
+
+
+@rule("fill_.Scalar", "zero_")
+def fill_rule(op: Any, level: int, self: Any, *rest: Any) -> Any:
+    v, b = front(self, level)
+    if not b:
+        raise _inplace_unbatched_self(op, level, (self, *rest))
+    call(op, (v, *rest))
+    return self
+
+
+@rule("embedding")
+def embedding_rule(op: Any, level: int, weight: Any, indices: Any, *rest: Any) -> Any:
+    wb = weight.__class__ is BatchedTensor and weight._bt_level == level
+    if not wb:
+        v, _ = front(indices, level)
+        return wrap(call(op, (weight, v, *rest)), 0, level)
+    from ._kernels import per_sample_loop
+
+    return per_sample_loop(op, level, (weight, indices, *rest))
+
+
+def rules_for_table(entries: dict[str, Any]) -> dict[str, Rule]:
+    """Every op's rule: the hand-written ones above, and the pointwise rule for ops tagged pointwise."""
+    found: dict[str, Rule] = {}
+    for name, entry in entries.items():
+        if name in RULES:
+            found[name] = RULES[name]
+        elif "pointwise" in entry.tags and "out" not in entry.tags and "random" not in entry.tags:
+            found[name] = pointwise
+    return found

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import torchplug
 
 from ._batched import BatchedTensor
+from ._kernels import InplaceOnUnbatched
 from ._levels import add_missing_levels, expose, hide, peel, rebuild
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -50,7 +51,8 @@ class _Input:
         if p.requires_grad and torchplug.is_grad_enabled():
             p = p.view_as(p)  # differentiable alias: an outer transform's graph continues through it
         else:
-            p = p.detach().requires_grad_(True)
+            # a fresh leaf; a view rather than detach(), so a dual tensor of an outer jvp keeps its tangent
+            p = p.view_as(p).requires_grad_(True)
         self.phys = p
         self.chain = chain
         self.logical = rebuild(p, chain)
@@ -263,9 +265,6 @@ def _basis(flat_out: list[Any]) -> tuple[int, list[Any]]:
     return total, parts
 
 
-_UNBATCHABLE_INPLACE = "is not possible because there exists a Tensor"
-
-
 def _batched_vjp(vjp_fn: Any, basis: list[Any], total: int, chunk_size: int | None) -> Any:
     """``vjp_fn`` of every basis row: one vmapped backward, or one backward per row where a backward
     formula writes a batched gradient into a tensor it created unbatched (an in-place copy vmap refuses)."""
@@ -274,9 +273,8 @@ def _batched_vjp(vjp_fn: Any, basis: list[Any], total: int, chunk_size: int | No
     call = lambda *b: vjp_fn(list(b) if len(b) > 1 else b[0])  # noqa: E731
     try:
         return vmap(call, chunk_size=chunk_size)(*basis)
-    except RuntimeError as exc:
-        if _UNBATCHABLE_INPLACE not in str(exc):
-            raise
+    except InplaceOnUnbatched:
+        pass
     per_row = [call(*[b[k] for b in basis]) for k in range(total)]
     flat = [tree_flatten(r) for r in per_row]
     spec = flat[0][1]

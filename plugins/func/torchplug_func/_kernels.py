@@ -22,7 +22,7 @@ from torchplug._dispatch.tls import tls
 from ._batched import call as call_op
 from ._batched import BATCHED_MASK, BatchedTensor, current_levels, find_level, max_level, unwrap, wrap
 
-__all__ = ["batched_fallback", "make_rule_kernel", "per_sample_loop", "WARNED", "RANDOMNESS_ERROR",
+__all__ = ["InplaceOnUnbatched", "batched_fallback", "make_rule_kernel", "per_sample_loop", "WARNED", "RANDOMNESS_ERROR",
            "without_batched_include"]
 
 _NOB = ~BATCHED_MASK
@@ -74,10 +74,14 @@ def _front(a: Any, level: int) -> tuple[Any, bool]:
     return (value if bdim == 0 else value.movedim(bdim, 0)), True
 
 
+class InplaceOnUnbatched(RuntimeError):
+    """An in-place op would write batched values into a tensor that is not batched (PyTorch refuses it)."""
+
+
 def _inplace_error(name: str, schema: Any, idx: int, args: tuple[Any, ...], level: int) -> RuntimeError:
     arg_names = [a.name for a in schema.arguments]
     other = next((arg_names[i] for i, a in enumerate(args) if i != idx and _is_batched_at(a, level)), "other")
-    return RuntimeError(
+    return InplaceOnUnbatched(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `{other}` in extra_args that "
         f"has more elements than `self`. This happened due to `{other}` being vmapped over but `self` not being "
         f"vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said operator is "
@@ -206,6 +210,23 @@ def _composite_kernel(entry: Any) -> Any:
     return found
 
 
+_DATA_DEPENDENT = frozenset({"aten::masked_select", "aten::_reshape_alias", "aten::put_", "aten::index_reduce_",
+                             "aten::index_put_", "aten::masked_scatter_", "aten::repeat_interleave.Tensor"})
+_CEA: dict[int, Any] = {}
+
+
+def _explicit_kernel(entry: Any) -> Any:
+    """The core's CompositeExplicitAutograd kernel of an op tagged 'composite' (written with other ops, so it
+    runs on batched tensors); not for ops whose output shape depends on values or that view by strides."""
+    key = id(entry)
+    found = _CEA.get(key)
+    if found is None:
+        regs = entry.kernels.get("CompositeExplicitAutograd")
+        found = regs[0].fn if regs and "composite" in entry.tags and entry.name not in _DATA_DEPENDENT else False
+        _CEA[key] = found
+    return found
+
+
 def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
     """The boxed kernel of the Batched key for ops without a batching rule (see the module docstring)."""
     level = max_level(args)
@@ -217,6 +238,16 @@ def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
     composite = _composite_kernel(entry)
     if composite:
         return composite(*args)
+    explicit = _explicit_kernel(entry)
+    if explicit:
+        try:
+            return explicit(*args)
+        except RuntimeError as exc:
+            # the composite writes batched values into a tensor it made unbatched (zeros, then an in-place
+            # copy): that op batches per sample from now on
+            if not isinstance(exc, InplaceOnUnbatched):
+                raise
+            _CEA[id(entry)] = False
     _warn_fallback(entry.schema.full_name)
     return per_sample_loop(op, level, args)
 

@@ -79,9 +79,16 @@ def _out(result: Any, level: int) -> Any:
 
 
 def _inplace_unbatched_self(op: Any, level: int, args: tuple[Any, ...]) -> RuntimeError:
-    from ._kernels import _inplace_error
+    """PyTorch's error for a pointwise op writing batched values into an unbatched ``self``."""
+    from ._kernels import InplaceOnUnbatched
 
-    return _inplace_error(op._entry.schema.full_name, op._entry.schema, 0, args, level)
+    self = args[0]
+    n = _size(args, level)
+    shape = list(self.shape)
+    for a in args[1:]:
+        if isinstance(a, _Tensor) and a.dim() > len(shape):
+            shape = [1] * (a.dim() - len(shape)) + shape
+    return InplaceOnUnbatched(f"output with shape {list(self.shape)} doesn't match the broadcast shape {[n] + shape}")
 
 
 # ---- pointwise ops (every tensor argument broadcasts with the others) -----------------------------------
@@ -377,7 +384,14 @@ def _view_shape(v: Any, shape: Any) -> tuple[int, ...]:
 @rule("view", "_unsafe_view", "reshape")
 def view_rule(op: Any, level: int, self: Any, size: Any) -> Any:
     v, _ = front(self, level)
-    return wrap(call(op, (v, _view_shape(v, size))), 0, level)
+    try:
+        return wrap(call(op, (v, _view_shape(v, size))), 0, level)
+    except RuntimeError:
+        if op._entry.schema.name == "reshape":
+            raise
+        # the physical layout (batch dim moved first) can refuse a view the caller chose from the logical
+        # strides: give the values, as reshape does
+        return wrap(A.reshape(v, _view_shape(v, size)), 0, level)
 
 
 @rule("expand")
@@ -425,7 +439,7 @@ def t_rule(op: Any, level: int, self: Any) -> Any:
 def movedim_rule(op: Any, level: int, self: Any, src: Any, dst: Any) -> Any:
     v, _ = front(self, level)
     rank = self.dim()
-    return wrap(A.movedim(v, [_wrap_dim(d, rank) + 1 for d in src], [_wrap_dim(d, rank) + 1 for d in dst]), 0, level)
+    return wrap(A["movedim.intlist"](v, [_wrap_dim(d, rank) + 1 for d in src], [_wrap_dim(d, rank) + 1 for d in dst]), 0, level)
 
 
 @rule("unsqueeze")
@@ -525,3 +539,215 @@ def rules_for_table(entries: dict[str, Any]) -> dict[str, Rule]:
         elif "pointwise" in entry.tags and "out" not in entry.tags and "random" not in entry.tags:
             found[name] = pointwise
     return found
+
+
+# ---- ops on the trailing dims of a tensor with any number of leading (batch) dims -----------------------
+@rule("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_svdvals",
+      "linalg_eigh", "linalg_eigvalsh", "tril", "triu", "one_hot", "constant_pad_nd", "pixel_shuffle",
+      "pixel_unshuffle")
+def leading_batch_rule(op: Any, level: int, self: Any, *rest: Any) -> Any:
+    """The op already maps over leading dims: the batch dim becomes one more of them."""
+    v, _ = front(self, level)
+    if any(r.__class__ is BatchedTensor and r._bt_level == level for r in rest if isinstance(r, _Tensor)):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (self, *rest))
+    return _out(call(op, (v, *rest)), level)
+
+
+
+# ---- ops over a leading N (batch) dim: the vmap dim merges into N ---------------------------------------
+_SPATIAL = {"1d": 1, "2d": 2, "3d": 3}
+
+
+def _spatial_rank(op: Any, args: tuple[Any, ...]) -> int:
+    name = op._entry.schema.name
+    if name == "convolution":
+        return args[1].dim() - 2
+    if name in ("im2col",):
+        return 2
+    if name in ("col2im",):
+        return 1
+    if name in ("_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d",
+                "adaptive_max_pool2d_backward"):
+        return 2
+    for suffix, k in _SPATIAL.items():
+        if suffix in name:
+            return k
+    raise AssertionError(name)
+
+
+@rule("convolution", "im2col", "col2im", "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
+      "_adaptive_avg_pool2d", "adaptive_max_pool2d", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+      "replication_pad1d", "replication_pad2d", "replication_pad3d", "upsample_nearest1d", "upsample_nearest2d",
+      "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+      "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
+      "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward", "avg_pool2d_backward",
+      "avg_pool3d_backward", "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d_backward",
+      "reflection_pad1d_backward", "reflection_pad2d_backward", "reflection_pad3d_backward",
+      "replication_pad1d_backward", "replication_pad2d_backward", "replication_pad3d_backward",
+      "upsample_nearest1d_backward", "upsample_nearest2d_backward", "upsample_nearest3d_backward",
+      "_upsample_nearest_exact1d_backward", "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d_backward",
+      "upsample_linear1d_backward", "upsample_bilinear2d_backward", "upsample_trilinear3d_backward")
+def merge_n_rule(op: Any, level: int, *args: Any) -> Any:
+    """Ops whose samples along N are independent: the batch dim merges into N (or becomes N when the
+    logical input has none).  Only the N-carrying tensor arguments may be batched (not a conv weight)."""
+    schema = op._entry.schema
+    name = schema.name
+    k = _spatial_rank(op, args)
+    carriers = [i for i, a in enumerate(schema.arguments) if a.type.base == "Tensor" and not a.type.is_list
+                and a.name in ("input", "self", "grad_output", "indices")]
+    others_batched = any(isinstance(a, _Tensor) and a.__class__ is BatchedTensor and a._bt_level == level
+                         for i, a in enumerate(args) if i not in carriers)
+    if others_batched:
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, args)
+    n = _size(args, level)
+    first = args[carriers[0]]
+    has_n = first.dim() == k + 2
+    values = list(args)
+    for i in carriers:
+        a = args[i]
+        if a is None or not isinstance(a, _Tensor):
+            continue
+        v = materialize(a, level, n)
+        values[i] = v.reshape((-1,) + tuple(v.shape[2:])) if has_n else v
+    if has_n and name.startswith(("upsample", "_upsample")) and name.endswith("_backward"):
+        sizes = list(values[2])
+        values[2] = [sizes[0] * n] + sizes[1:]  # input_size names N
+    result = call(op, values)
+
+    def back(r: Any) -> Any:
+        if isinstance(r, _Tensor):
+            return wrap(r.reshape((n, -1) + tuple(r.shape[1:])) if has_n else r, 0, level)
+        return type(r)(back(x) for x in r)
+
+    return back(result)
+
+
+@rule("native_layer_norm")
+def layer_norm_rule(op: Any, level: int, x: Any, shape: Any, weight: Any, bias: Any, eps: float) -> Any:
+    if any(t is not None and t.__class__ is BatchedTensor and t._bt_level == level for t in (weight, bias)):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (x, shape, weight, bias, eps))
+    v, _ = front(x, level)
+    return _out(call(op, (v, shape, weight, bias, eps)), level)
+
+
+@rule("native_group_norm")
+def group_norm_rule(op: Any, level: int, x: Any, weight: Any, bias: Any, N: int, C: int, HxW: int, group: int,
+                    eps: float) -> Any:
+    if any(t is not None and t.__class__ is BatchedTensor and t._bt_level == level for t in (weight, bias)):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (x, weight, bias, N, C, HxW, group, eps))
+    v, _ = front(x, level)
+    n = v.shape[0]
+    out, mean, rstd = call(op, (v.reshape((n * N,) + tuple(v.shape[2:])), weight, bias, n * N, C, HxW, group, eps))
+    return (wrap(out.reshape(v.shape), 0, level), wrap(mean.reshape(n, N, -1), 0, level),
+            wrap(rstd.reshape(n, N, -1), 0, level))
+
+
+# ---- losses: computed unreduced, then reduced per sample -------------------------------------------------
+@rule("nll_loss_forward", "nll_loss2d_forward")
+def nll_loss_rule(op: Any, level: int, x: Any, target: Any, weight: Any, reduction: int, ignore_index: int) -> Any:
+    if weight is not None and weight.__class__ is BatchedTensor and weight._bt_level == level:
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (x, target, weight, reduction, ignore_index))
+    n = _size((x, target), level)
+    xv = materialize(x, level, n)
+    tv = materialize(target, level, n)
+    has_n = x.dim() == (2 if op._entry.schema.name == "nll_loss_forward" else 4)
+    if has_n:
+        xv = xv.reshape((-1,) + tuple(xv.shape[2:]))
+        tv = tv.reshape((-1,) + tuple(tv.shape[2:]))
+    elif op._entry.schema.name == "nll_loss2d_forward":
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.dim()}")
+    out, _ = call(op, (xv, tv, weight, 0, ignore_index))
+    out = out.reshape(n, -1)
+    tflat = tv.reshape(n, -1)
+    valid = A.ne(tflat, ignore_index)
+    if weight is not None:
+        safe = A.where(valid, tflat, A.zeros_like(tflat))
+        w = A.mul(A.index_select(weight, 0, safe.reshape(-1)).reshape(tflat.shape), valid.to(weight.dtype))
+    else:
+        w = valid.to(out.dtype)
+    total = A.sum(w, [1])
+    if reduction == 0:
+        result = out.reshape((n,) + tuple(target.shape)) if has_n else out.reshape(n)
+    elif reduction == 2:
+        result = A.sum(out, [1])
+    else:
+        result = A.div(A.sum(out, [1]), total)
+    return wrap(result, 0, level), wrap(total.to(out.dtype), 0, level)
+
+
+@rule("binary_cross_entropy")
+def bce_rule(op: Any, level: int, x: Any, target: Any, weight: Any = None, reduction: int = 1) -> Any:
+    rank = max(x.dim(), target.dim(), weight.dim() if weight is not None else 0)
+    n = _size((x, target, weight), level)
+
+    def phys(t: Any) -> Any:
+        if t is None:
+            return None
+        v, b = front(t, level)
+        if b and t.dim() < rank:
+            v = v.reshape((n,) + (1,) * (rank - t.dim()) + tuple(v.shape[1:]))
+        return v
+
+    out = call(op, (phys(x), phys(target), phys(weight), 0))
+    if out.dim() == 1 or not (out.shape[0] == n and (x.__class__ is BatchedTensor or target.__class__ is BatchedTensor)):
+        out = materialize(wrap(out, 0, level), level, n) if out.shape[0] == n else out
+    if reduction == 0:
+        return wrap(out, 0, level)
+    flat = out.reshape(n, -1)
+    return wrap(A.sum(flat, [1]) if reduction == 2 else A.mean(flat, [1]), 0, level)
+
+
+@rule("max", "min", "median", "nanmedian")
+def full_reduce_rule(op: Any, level: int, self: Any) -> Any:
+    v, _ = front(self, level)
+    if self.numel() == 0:
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (self,))
+    flat = v.reshape(v.shape[0], -1)
+    name = op._entry.schema.name
+    if name == "max":
+        return wrap(A.amax(flat, [1]), 0, level)
+    if name == "min":
+        return wrap(A.amin(flat, [1]), 0, level)
+    return wrap(A[f"{name}.dim"](flat, 1)[0], 0, level)
+
+
+@rule("index.Tensor")
+def index_rule(op: Any, level: int, self: Any, indices: Any) -> Any:
+    """``x[idx]``: unbatched indices index every sample alike (the batch dim stays first when the indexed
+    dims are adjacent); batched indices go through the per-sample loop."""
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    batched_idx = any(t is not None and t.__class__ is BatchedTensor and t._bt_level == level for t in indices)
+    if batched_idx or self.__class__ is not BatchedTensor or self._bt_level != level or (
+            positions and positions[-1] - positions[0] + 1 != len(positions)):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (self, indices))
+    v, _ = front(self, level)
+    return wrap(call(op, (v, [None] + list(indices))), 0, level)
+
+
+@rule("fill_.Tensor")
+def fill_tensor_rule(op: Any, level: int, self: Any, value: Any) -> Any:
+    if value.dim() != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+    if value.__class__ is BatchedTensor and value._bt_level == level:
+        if not (self.__class__ is BatchedTensor and self._bt_level == level):
+            raise _inplace_unbatched_self(op, level, (self, value))
+        self.copy_(value)
+        return self
+    v, _ = front(self, level)
+    call(op, (v, value))
+    return self

@@ -189,6 +189,7 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
     output tangent from ``strategy(args, result, tangents)``, attached to the outputs."""
     lists = tuple(entry.schema.arguments[i].type.is_list for i in diff)
     pairs = tuple(zip(diff, lists))
+    reenter = getattr(strategy, "reenter", False)  # a decomposition run with this level on
 
     def fwd(args: tuple[Any, ...], result: Any) -> None:
         levels = FW.levels
@@ -208,10 +209,12 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
                     tans.append(tt)
             if not found:
                 continue
-            FW.levels = levels[:pos]
-            FW.on = pos > 0
+            FW.levels = levels[:pos + 1] if reenter else levels[:pos]
+            FW.on = reenter or pos > 0
             try:
                 out = strategy(args, result, tans)
+                if reenter:
+                    out = _tangents_of(out, lid)
             finally:
                 FW.levels = levels
                 FW.on = True
@@ -219,6 +222,12 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
 
     fwd.__qualname__ = f"forward_ad[{entry.name}]"
     return fwd
+
+
+def _tangents_of(out: Any, lid: int) -> Any:
+    if isinstance(out, (tuple, list)):
+        return type(out)(tangent_of(o, lid) for o in out)
+    return tangent_of(out, lid)
 
 
 def make_forward_inplace(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[int]) -> Callable[..., Any]:

@@ -14,7 +14,7 @@ from torchplug._dispatch.dispatcher import OperatorEntry
 from torchplug._tensor import Tensor
 
 from ._forward import positional_caller
-from ._jvp_rules import ELEMENTWISE_EXCLUDED, JVP_RULES, LINEAR
+from ._jvp_rules import ELEMENTWISE_EXCLUDED, JVP_DECOMPOSITIONS, JVP_RULES, LINEAR
 from ._rules import Rule
 
 __all__ = ["strategy_for", "strategy_kind"]
@@ -27,10 +27,12 @@ def _T() -> Any:
 
 
 def strategy_kind(entry: OperatorEntry, rule: Rule) -> str:
-    """'rule', 'linear', 'elementwise' or 'double_vjp': how this op's tangent is computed."""
+    """'rule', 'decomposition', 'linear', 'elementwise' or 'double_vjp': how this op's tangent is computed."""
     name = entry.name
     if name in JVP_RULES:
         return "rule"
+    if name in JVP_DECOMPOSITIONS:
+        return "decomposition"
     rets = entry.schema.returns
     if name in LINEAR or (len(rets) == 1 and rets[0].alias is not None and not rets[0].alias.is_write):
         return "linear"
@@ -44,6 +46,8 @@ def strategy_for(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Calla
     kind = strategy_kind(entry, rule)
     if kind == "rule":
         return JVP_RULES[entry.name]
+    if kind == "decomposition":
+        return _decomposition(JVP_DECOMPOSITIONS[entry.name])
     if kind == "linear":
         return _linear(entry, diff)
     if kind == "elementwise":
@@ -55,6 +59,16 @@ def _zeros_for(x: Any) -> Any:
     if isinstance(x, Tensor):
         return _T().zeros_like(x)
     return 0 if x is not None else None
+
+
+def _decomposition(decomp: Callable[..., Any]) -> Callable[..., Any]:
+    """Run the op's primitive re-expression on the dual inputs (``make_forward`` keeps the level on)."""
+
+    def decomposition(args: tuple[Any, ...], result: Any, tans: list[Any]) -> Any:
+        return decomp(args)
+
+    decomposition.reenter = True  # type: ignore[attr-defined]
+    return decomposition
 
 
 def _linear(entry: OperatorEntry, diff: list[int]) -> Callable[..., Any]:
@@ -121,7 +135,8 @@ def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callab
             for k, o in enumerate(outs):
                 ok = (isinstance(o, Tensor) and (o._dtype.is_floating_point or o._dtype.is_complex)
                       and (diff_outs is None or k in diff_outs))
-                us.append(T.zeros_like(o).requires_grad_(True) if ok else None)
+                # ones, not zeros: formulas skip output gradients that are zero (the result is linear in u)
+                us.append(T.ones_like(o).requires_grad_(True) if ok else None)
             g = tuple(us) if (multi or list_out) else us[0]
             saved, _ = saver(args[0], result, *args)
             needs = tuple(t is not None for t in tans)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["JVP_RULES", "LINEAR", "ELEMENTWISE_EXCLUDED", "jvp_rule"]
+__all__ = ["JVP_RULES", "JVP_DECOMPOSITIONS", "LINEAR", "ELEMENTWISE_EXCLUDED", "jvp_rule", "jvp_decomposition"]
 
 
 def _q(names: str) -> frozenset[str]:
@@ -32,7 +32,7 @@ LINEAR = _q("""
     reflection_pad1d reflection_pad2d reflection_pad3d replication_pad1d replication_pad2d replication_pad3d
     upsample_nearest1d _upsample_nearest_exact1d upsample_nearest2d _upsample_nearest_exact2d
     upsample_nearest3d _upsample_nearest_exact3d upsample_linear1d upsample_bilinear2d upsample_trilinear3d
-    avg_pool2d avg_pool3d _adaptive_avg_pool2d im2col col2im conj_physical neg real imag
+    avg_pool2d avg_pool3d _adaptive_avg_pool2d im2col col2im conj_physical neg real imag embedding
 """)
 
 # Pointwise ops whose backward formula is not a per-element product (it reduces or needs the
@@ -40,6 +40,20 @@ LINEAR = _q("""
 ELEMENTWISE_EXCLUDED = _q("")
 
 JVP_RULES: dict[str, Callable[..., Any]] = {}
+# op -> fn(args) recomputing the op's outputs with differentiable primitives: run on the dual inputs,
+# its outputs carry the tangents (for ops whose backward formula cannot be differentiated again).
+JVP_DECOMPOSITIONS: dict[str, Callable[..., Any]] = {}
+
+
+def jvp_decomposition(*ops: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(args) -> outputs``, a primitive re-expression of each op, as its jvp."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for op in ops:
+            JVP_DECOMPOSITIONS[op if "::" in op else f"aten::{op}"] = fn
+        return fn
+
+    return deco
 
 
 def jvp_rule(*ops: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -106,7 +120,18 @@ def _addmm(args, result, tans):
 @jvp_rule("constant_pad_nd")
 def _constant_pad_nd(args, result, tans):
     # affine: the padding value is a constant, so the tangent is padded with zeros
-    return tans[0].constant_pad_nd(args[1], 0)
+    import torchplug
+
+    return torchplug.constant_pad_nd(tans[0], args[1], 0)
+
+
+@jvp_rule("bernoulli", "bernoulli.p", "poisson")
+def _random(args, result, tans):
+    # a sample is piecewise constant in its parameters: a zero tangent (torch: zeros for poisson; it has
+    # no forward formula for bernoulli and raises there)
+    import torchplug
+
+    return torchplug.zeros_like(result)
 
 
 @jvp_rule("copy_")
@@ -118,3 +143,104 @@ def _copy(args, result, tans):
     if src_t is None:
         return torchplug.zeros_like(result)
     return src_t
+
+
+# ---- normalization backward ops (forward-over-reverse through layer/batch/group norm) --------------------
+def _eps_from_rstd(x: Any, rstd: Any, dims: list[int]) -> float:
+    # eps is no argument of these backward ops: recover it from the saved rstd (a constant)
+    xd = x.detach()
+    var = ((xd - xd.mean(dims, keepdim=True)) ** 2).mean(dims, keepdim=True)
+    return max((rstd.detach().reshape(var.shape) ** -2 - var).mean().item(), 0.0)
+
+
+@jvp_decomposition("native_layer_norm_backward")
+def _layer_norm_backward(args):
+    from ._formulas_double import _normalized_grads
+
+    grad_out, x, normalized_shape, _mean, rstd, weight, _bias, mask = args
+    dims = list(range(x.dim() - len(normalized_shape), x.dim()))
+    lead = [1] * (x.dim() - len(normalized_shape))
+    w = None if weight is None else weight.reshape(lead + list(weight.shape))
+    return tuple(_normalized_grads(grad_out, x, w, dims, _eps_from_rstd(x, rstd, dims), mask))
+
+
+@jvp_decomposition("native_batch_norm_backward")
+def _batch_norm_backward(args):
+    from ._formulas_double import _normalized_grads
+
+    grad_out, x, weight, running_mean, running_var, _save_mean, _save_invstd, train, eps, mask = args
+    dims = [0] + list(range(2, x.dim()))
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    stats = None
+    if not train:  # eval mode normalizes with the running statistics: constants
+        stats = (running_mean.detach().reshape(shape), (running_var.detach().reshape(shape) + eps).rsqrt())
+    w = None if weight is None else weight.reshape(shape)
+    return tuple(_normalized_grads(grad_out, x, w, dims, eps, mask, stats))
+
+
+@jvp_decomposition("native_group_norm_backward")
+def _group_norm_backward(args):
+    import torchplug
+
+    from ._formulas_double import _normalized_grads
+
+    grad_out, x, _mean, rstd, weight, N, C, HxW, group, mask = args
+    grouped = [N, group, C // group, HxW]
+    eps = _eps_from_rstd(x.reshape(grouped), rstd, [2, 3])
+    w4 = (torchplug.ones(1, group, C // group, 1, dtype=x.dtype, device=x.device) if weight is None
+          else weight.reshape(1, group, C // group, 1))
+    outs = _normalized_grads(grad_out.reshape(grouped), x.reshape(grouped), w4, [2, 3], eps, mask)
+    return tuple(None if o is None else o.reshape(x.shape if k == 0 else (C,)) for k, o in enumerate(outs))
+
+
+# ---- normalization forward ops: their backward formulas stop at second order, so a jvp through them
+# (forward-over-reverse, or a jvp with create_graph) recomputes the normalization in primitives ----------
+def _normalize(x: Any, dims: list[int], eps: float) -> tuple[Any, Any, Any]:
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    return xc * rstd, mean, rstd
+
+
+@jvp_decomposition("native_layer_norm")
+def _layer_norm(args):
+    x, normalized_shape, weight, bias, eps = args
+    dims = list(range(x.dim() - len(normalized_shape), x.dim()))
+    out, mean, rstd = _normalize(x, dims, eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+@jvp_decomposition("native_batch_norm")
+def _batch_norm(args):
+    x, weight, bias, running_mean, running_var, training, _momentum, eps = args
+    dims = [0] + list(range(2, x.dim()))
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    if training or running_mean is None:
+        out, mean, rstd = _normalize(x, dims, eps)
+        mean, rstd = mean.reshape(-1), rstd.reshape(-1)
+    else:  # eval mode: the running statistics (their tangents count, as in torch)
+        rstd = (running_var + eps).rsqrt()
+        out = (x - running_mean.reshape(shape)) * rstd.reshape(shape)
+        mean = rstd = None  # (torch's save_mean/save_invstd are empty in eval mode)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out, mean, rstd
+
+
+@jvp_decomposition("native_group_norm")
+def _group_norm(args):
+    x, weight, bias, N, C, HxW, group, eps = args
+    out, mean, rstd = _normalize(x.reshape(N, group, -1), [2], eps)
+    out = out.reshape(x.shape)
+    shape = [1, C] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)

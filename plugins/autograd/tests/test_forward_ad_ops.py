@@ -1,0 +1,267 @@
+"""jvp of every differentiable op of the op table, compared with torch's forward AD (float64).
+
+The cases are the backward tests' own (``test_autograd_op_gradients``, ``test_formulas_ext``): each
+floating input gets a random tangent, and every output's primal and tangent must equal torch's.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import torchplug
+import torchplug.autograd.forward_ad as fwAD
+
+torch = pytest.importorskip("torch")
+with warnings.catch_warnings():  # torch's first make_dual scripts its jvp decompositions (a jit DeprecationWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import torch._decomp.decompositions_for_jvp  # noqa: E402,F401
+    import torch.autograd.forward_ad as torch_fwAD  # noqa: E402
+
+import test_autograd_op_gradients as OPS  # noqa: E402
+import test_formulas_ext as EXT  # noqa: E402
+
+
+def _cases():
+    cases = {}
+    for name, extra in OPS.UNARY.items():
+        x = OPS._nonint(np.random.default_rng(len(name)).uniform(extra.get("lo", -2.0), extra.get("hi", 2.0), (3, 4)))
+        cases[f"unary_{name}"] = ((lambda n: lambda T, a: getattr(T, n)(a))(name), [x], None)
+    for name, (fn, arrays, requires) in OPS.CASES.items():
+        cases[f"base_{name}"] = (fn, arrays, requires)
+    for name, (fn, arrays) in EXT.CASES.items():
+        cases[f"ext_{name}"] = (fn, arrays, None)
+    for name, (fn, arrays, requires) in EXT.PARTIAL.items():
+        cases[f"partial_{name}"] = (fn, arrays, requires)
+    for name, (fn, arrays) in EXT.NN_CASES.items():
+        cases[f"nn_{name}"] = (fn, arrays, None)
+    return cases
+
+
+CASES = _cases()
+CASES.update({
+    # ops of the base table the backward cases reach only through composites
+    "split_with_sizes": (lambda T, a: a.split([1, 3], 1), [np.linspace(-1, 1, 8).reshape(2, 4)], None),
+    "reshape_copy": (lambda T, a: T.ops.aten.reshape(a.t(), [6]), [np.linspace(-1, 1, 6).reshape(2, 3)], None),
+    "alias": (lambda T, a: T.ops.aten.alias(a) * 2, [np.linspace(-1, 1, 6)], None),
+    "poisson": (lambda T, a: T.poisson(a) * 0, [np.linspace(0.5, 2, 6)], None),
+})
+
+
+def _tangent(a, rng):
+    t = rng.standard_normal(a.shape)
+    if np.iscomplexobj(a):
+        t = t + 1j * rng.standard_normal(a.shape)
+    return t
+
+
+def run_jvp(T, fw, fn, arrays, requires, seed=0):
+    """Outputs of ``fn`` as (primal, tangent) numpy pairs, each floating input made dual."""
+    rng = np.random.default_rng(seed)
+    requires = requires if requires is not None else [True] * len(arrays)
+    with fw.dual_level():
+        args = []
+        for a, r in zip(arrays, requires):
+            if not isinstance(a, np.ndarray):
+                args.append(a)
+                continue
+            t = T.tensor(a)
+            tan = _tangent(a, rng)
+            if r and (t.is_floating_point() or t.is_complex()):
+                t = fw.make_dual(t, T.tensor(tan, dtype=t.dtype))
+            args.append(t)
+        out = fn(T, *args)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        res = []
+        for o in outs:
+            if not isinstance(o, T.Tensor):
+                continue
+            p, tan = fw.unpack_dual(o)
+            if tan is not None and getattr(tan, "_is_zerotensor", lambda: False)():
+                tan = T.zeros_like(p)  # torch's ZeroTensor tangents: all zeros
+            res.append((p.detach().numpy().copy(), None if tan is None else tan.detach().numpy().copy()))
+    return res
+
+
+def compare_jvp(fn, arrays, requires=None, atol=1e-8, rtol=1e-6):
+    mine = run_jvp(torchplug, fwAD, fn, arrays, requires)
+    ref = run_jvp(torch, torch_fwAD, fn, arrays, requires)
+    assert len(mine) == len(ref)
+    for k, ((pm, tm), (pr, tr)) in enumerate(zip(mine, ref)):
+        np.testing.assert_allclose(pm, pr, atol=atol, rtol=rtol, equal_nan=True, err_msg=f"primal {k}")
+        if tr is None or tm is None:
+            # torch leaves the tangent of an output that does not depend on a dual input undefined
+            other = tm if tr is None else tr
+            assert other is None or not np.any(other), f"output {k}: tangent {tm} vs torch's {tr}"
+            continue
+        np.testing.assert_allclose(tm, tr, atol=atol, rtol=rtol, equal_nan=True, err_msg=f"tangent {k}")
+
+
+# Random samples are piecewise constant in their parameters: zero tangents (torch: zeros for bernoulli(p)
+# and poisson; it has no forward formula for bernoulli(float p) and raises, torchplug gives zeros there too).
+RANDOM_ZERO = {
+    "bernoulli": lambda T, p: T.bernoulli(p),
+    "bernoulli_p": lambda T, a: a.bernoulli(0.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_ZERO))
+def test_random_ops_have_zero_tangents(name):
+    x = np.linspace(0.1, 0.9, 6)
+    if name == "bernoulli_p":
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with aten::bernoulli"):
+            run_jvp(torch, torch_fwAD, RANDOM_ZERO[name], [x], None)
+    else:
+        ((_, ref),) = run_jvp(torch, torch_fwAD, RANDOM_ZERO[name], [x], None)
+        assert ref is not None and not np.any(ref)
+    ((primal, tangent),) = run_jvp(torchplug, fwAD, RANDOM_ZERO[name], [x], None)
+    assert set(np.unique(primal)) <= {0.0, 1.0}
+    assert tangent is not None and not np.any(tangent)
+
+
+# Cases where torch's tangent is not the derivative: checked against central finite differences instead.
+TORCH_DIFFERS = {
+    "ext_scatter_prod": "torch leaves the tangent of scatter_reduce(reduce='prod') undefined (no forward formula)",
+    "ext_scatter_prod_zero": "torch leaves the tangent of scatter_reduce(reduce='prod') undefined (no forward formula)",
+    "ext_det_singular": "torch's det jvp (det * tr(A^-1 dA) through an LU solve) is 0 at an exactly singular matrix",
+}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(TORCH_DIFFERS)))
+def test_jvp_against_torch(name):
+    fn, arrays, requires = CASES[name]
+    compare_jvp(fn, arrays, requires)
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_DIFFERS))
+def test_jvp_against_finite_differences(name):
+    fn, arrays, requires = CASES[name]
+    mine = run_jvp(torchplug, fwAD, fn, arrays, requires)
+    rng = np.random.default_rng(0)
+    tangents = [_tangent(a, rng) for a in arrays]
+    eps = 1e-6
+
+    def at(sign):
+        xs = [torchplug.tensor(a + sign * eps * t) for a, t in zip(arrays, tangents)]
+        out = fn(torchplug, *xs)
+        return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+
+    fd = [(p - m) / (2 * eps) for p, m in zip(at(1), at(-1))]
+    for (_, tan), ref in zip(mine, fd):
+        np.testing.assert_allclose(tan, ref, rtol=1e-5, atol=1e-6)
+
+
+def run_forward_over_reverse(T, fw, fn, arrays, seed=1):
+    """Tangent of the gradient of ``<fn(x), w>`` (a Hessian-vector product): exercises the backward ops' jvps."""
+    rng = np.random.default_rng(seed)
+    with fw.dual_level():
+        xs, duals = [], []
+        for a in arrays:
+            if not isinstance(a, np.ndarray) or not np.issubdtype(a.dtype, np.floating):
+                duals.append(T.tensor(a) if isinstance(a, np.ndarray) else a)
+                continue
+            x = T.tensor(a).requires_grad_(True)
+            xs.append(x)
+            duals.append(fw.make_dual(x, T.tensor(rng.standard_normal(a.shape))))
+        out = fn(T, *duals)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
+                if isinstance(o, T.Tensor) and o.requires_grad]
+        if not outs:
+            return []
+        loss = sum((o * T.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype)).sum() for o in outs)
+        grads = T.autograd.grad(loss, xs, create_graph=True, allow_unused=True)
+        res = []
+        for g in grads:
+            if g is None:
+                res.append(None)
+                continue
+            tan = fw.unpack_dual(g).tangent
+            if tan is not None and getattr(tan, "_is_zerotensor", lambda: False)():
+                tan = T.zeros_like(g)
+            res.append(None if tan is None else tan.detach().numpy().copy())
+    return res
+
+
+def run_gradient_differences(fn, arrays, seed=1, eps=1e-6):
+    """Central differences of torch's gradient of ``<fn(x), w>`` along the tangents (a Hessian-vector product
+    for ops torch's forward AD and double backward both lack)."""
+    rng = np.random.default_rng(seed)
+    floating = [isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating) for a in arrays]
+    vs = [rng.standard_normal(a.shape) if f else None for a, f in zip(arrays, floating)]
+    weights_seed = rng.bit_generator.state
+
+    def grads(sign):
+        rng.bit_generator.state = weights_seed
+        xs, args = [], []
+        for a, f, v in zip(arrays, floating, vs):
+            if not f:
+                args.append(torch.tensor(a) if isinstance(a, np.ndarray) else a)
+                continue
+            x = torch.tensor(a + sign * eps * v).requires_grad_(True)
+            xs.append(x)
+            args.append(x)
+        out = fn(torch, *args)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if o.requires_grad]
+        loss = sum((o * torch.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype)).sum() for o in outs)
+        return torch.autograd.grad(loss, xs, allow_unused=True)
+
+    return [None if p is None else ((p - m) / (2 * eps)).numpy() for p, m in zip(grads(1), grads(-1))]
+
+
+# nn cases whose backward ops torch's forward AD cannot differentiate: compared with differences of gradients
+FOR_NO_TORCH = {"nn_hardsigmoid": "torch: no forward formula (nor double backward) for hardsigmoid_backward"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("nn_")))
+def test_forward_over_reverse_against_torch(name):
+    fn, arrays, _ = CASES[name]
+    mine = run_forward_over_reverse(torchplug, fwAD, fn, arrays)
+    if name in FOR_NO_TORCH:
+        ref = run_gradient_differences(fn, arrays)
+    else:
+        ref = run_forward_over_reverse(torch, torch_fwAD, fn, arrays)
+    assert len(mine) == len(ref)
+    for k, (a, b) in enumerate(zip(mine, ref)):
+        if a is None or b is None:
+            other = a if b is None else b
+            assert other is None or not np.any(other), f"input {k}: {a} vs torch's {b}"
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8, err_msg=f"input {k}")
+
+
+def test_every_op_of_the_tables_has_a_checked_jvp():
+    """Every differentiable op of the base (P0) table gets its jvp from a rule, and the cases above run it.
+
+    Over the whole table, every op with a backward rule has a jvp strategy, and every op without one
+    is a decomposition, non-differentiable or refuses forward AD loudly (like backward).
+    """
+    from torchplug._dispatch.dispatcher import DISPATCHER
+    from torchplug._schemas import base, expand_table
+    from torchplug_autograd._jvp import strategy_kind
+    from torchplug_autograd._kernels import FORWARD_BUILT
+    from torchplug_autograd._register import classify
+    from torchplug_autograd._rules import RULES
+
+    for fn, arrays, requires in CASES.values():
+        run_jvp(torchplug, fwAD, fn, arrays, requires)
+        if fn in {c[0] for k, c in CASES.items() if k.startswith("nn_")}:
+            run_forward_over_reverse(torchplug, fwAD, fn, arrays)
+    for fn in RANDOM_ZERO.values():
+        run_jvp(torchplug, fwAD, fn, [np.linspace(0.1, 0.9, 6)], None)
+    base_ops = {"aten::" + row.split("(")[0] for row in base.ROWS}
+    unchecked, kinds = [], {}
+    for schema, _tags, _wrapped in expand_table():
+        name = schema.split("(")[0]
+        entry = DISPATCHER.find(name)
+        if entry is None:
+            continue
+        kind, _ = classify(entry)
+        if kind == "rule":
+            kinds[name] = strategy_kind(entry, RULES[name])
+            decomposed = bool(entry.kernels.get("CompositeImplicitAutograd"))  # (its rule is never reached)
+            if name in base_ops and name not in FORWARD_BUILT and not decomposed:
+                unchecked.append(name)
+    assert not unchecked, f"base-table ops whose jvp no case runs: {unchecked}"
+    assert set(kinds.values()) <= {"rule", "decomposition", "linear", "elementwise", "double_vjp"}

@@ -122,7 +122,7 @@ def _check_argnums(argnums: Any, n: int, name: str) -> None:
         if not isinstance(a, int) or isinstance(a, bool):
             raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
         if not -n <= a < n:
-            raise RuntimeError(f"Got argnums={a}, but only {n} positional inputs")
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
     if isinstance(argnums, tuple) and len(set(a % n for a in argnums)) != len(argnums):
         raise RuntimeError(f"argnums must be unique, got {argnums}")
 

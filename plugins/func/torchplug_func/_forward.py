@@ -73,6 +73,8 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             raise RuntimeError(f"{name}: Expected primals and tangents to have the same shape, got primal of shape "
                                f"{tuple(p.shape)} and tangent of shape {tuple(t.shape)}")
     fa = _forward_ad()
+    if _forward_level_active(fa):
+        return _jvp_by_double_vjp(func, primals, tangents, has_aux)
     _autodiff._DEPTH.value += 1
     try:
         with _Level() as index:
@@ -117,6 +119,34 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     tangent_outs = [_autodiff._detach_keep_levels(o, keep) for o in tangent_outs]
     result = (tree_unflatten(primal_outs, out_spec), tree_unflatten(tangent_outs, out_spec))
     return result + (aux,) if has_aux else result
+
+
+def _forward_level_active(fa: Any) -> bool:
+    state = getattr(fa, "FW", None)
+    return bool(state is not None and state.levels)
+
+
+def _jvp_by_double_vjp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...],
+                       has_aux: bool) -> Any:
+    """jvp inside another forward transform: the forward-AD plugin's ``make_dual`` drops the tangents an outer
+    level gave the primal, so the product is taken in reverse mode, which carries them: ``vjp_fn`` is linear in
+    its cotangent ``u``, and ``J t`` is the gradient w.r.t. ``u`` of ``<vjp_fn(u), t>``."""
+    result = _autodiff.vjp(func, *primals, has_aux=has_aux)
+    output, vjp_fn = result[0], result[1]
+    flat_t, _ = tree_flatten(tangents)
+
+    def pairing(u: Any) -> Any:
+        grads = vjp_fn(u)
+        flat_g, _ = tree_flatten(grads)
+        total = None
+        for g, t in zip(flat_g, flat_t):
+            term = (g * t).sum()
+            total = term if total is None else total + term
+        return total
+
+    zeros = tree_unflatten([torchplug.zeros_like(o) for o in tree_flatten(output)[0]], tree_flatten(output)[1])
+    jvp_out = _autodiff.grad(pairing)(zeros)
+    return (output, jvp_out, result[2]) if has_aux else (output, jvp_out)
 
 
 def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,

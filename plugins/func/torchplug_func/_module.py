@@ -16,12 +16,13 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = parameter_and_buffer_dicts
     elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
-        keys = [k for d in parameter_and_buffer_dicts for k in d]
-        seen: set[str] = set()
-        for k in keys:
-            if k in seen:
-                raise ValueError(f"{[k]} appeared in multiple dictionaries; behavior of functional call is ambiguous")
-            seen.add(k)
+        counts: dict[str, int] = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is ambiguous")
         merged = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "

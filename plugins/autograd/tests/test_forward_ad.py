@@ -149,3 +149,234 @@ def test_backward_through_tangent():
         tan.backward()
         grads.append(x.grad)
     _close(grads[0], grads[1])
+
+
+def _both(build):
+    """``build(T)`` under torchplug and torch; results as nested lists of numpy arrays / strings."""
+
+    def conv(x):
+        if isinstance(x, (list, tuple)):
+            return [conv(v) for v in x]
+        if hasattr(x, "detach"):
+            return np.asarray(x.detach().numpy())
+        return x
+
+    return conv(build(torchplug)), conv(build(torch))
+
+
+def _assert_same(a, b):
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    else:
+        assert a == b
+
+
+def _functions(T):
+    class Mul(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.seen_tangent = T.autograd.forward_ad.unpack_dual(x).tangent is not None
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            return x * y * k, x + 1
+
+        @staticmethod
+        def jvp(ctx, tx, ty, tk):
+            x, y = ctx.saved_tensors
+            ctx.got = (tx is not None, ty is not None and not bool(ty.any()), tk)
+            return (tx * y + x * ty) * ctx.k, tx
+
+    class Sin(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return tx * x.cos()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise AssertionError("not called")
+
+    return Mul, Sin
+
+
+def test_custom_function_jvp_matches_torch():
+    def build(T):
+        fw = T.autograd.forward_ad
+        Mul, Sin = _functions(T)
+        x = T.tensor([0.1, 0.5, -0.3], dtype=T.float64)
+        y = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+        with fw.dual_level():
+            d = fw.make_dual(x, T.tensor([1.0, -1.0, 0.5], dtype=T.float64))
+            a, b = Mul.apply(d, y, 3.0)
+            node_flags = []
+            s = Sin.apply(d * 2)
+            xr = x.clone().requires_grad_(True)
+            sr = Sin.apply(fw.make_dual(xr, T.ones(3, dtype=T.float64)))
+            return [fw.unpack_dual(a).tangent, fw.unpack_dual(b).tangent, fw.unpack_dual(s).tangent,
+                    fw.unpack_dual(sr).tangent, sr.requires_grad, node_flags]
+
+    _assert_same(*_both(build))
+
+
+def test_custom_function_jvp_errors_match_torch():
+    def build(T):
+        fw = T.autograd.forward_ad
+        messages = []
+
+        class NoJvp(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class TooFew(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 2
+
+        class WrongSize(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t[:1]
+
+        with fw.dual_level():
+            d = fw.make_dual(T.ones(3, dtype=T.float64), T.ones(3, dtype=T.float64))
+            for fn in (NoJvp, TooFew, WrongSize):
+                try:
+                    fn.apply(d)
+                    messages.append("no error")
+                except (RuntimeError, NotImplementedError) as e:
+                    messages.append(f"{type(e).__name__}: {str(e).split('.')[0]}")
+        return messages
+
+    _assert_same(*_both(build))
+
+
+def _functional_calls(T):
+    F = T.autograd.functional
+    x = T.tensor([0.3, -0.7, 1.1], dtype=T.float64)
+    y = T.tensor([[0.5, 1.5], [2.0, -1.0]], dtype=T.float64)
+    v = T.tensor([1.0, 2.0, -0.5], dtype=T.float64)
+
+    def f(a):
+        return (a.sin() * a.exp()).cumsum(0)
+
+    def g(a, b):
+        return (a[:2] * b).sum(0).tanh() * a.pow(2).sum(), a.sum()
+
+    def h(a):
+        return (a ** 3).sum() * a.prod()
+
+    return [
+        F.jvp(f, x, v), F.jvp(g, (x, y), (v, y * 2)),
+        F.hvp(h, x, v), F.hvp(lambda a, b: (a[:2] ** 2 * b).sum(), (x, y), (v, y)),
+        F.jacobian(f, x, strategy="forward-mode", vectorize=True),
+        F.jacobian(g, (x, y), strategy="forward-mode", vectorize=True),
+        F.jacobian(lambda a, b: a * b.sum(), (x, y), strategy="forward-mode", vectorize=True),
+        F.hessian(h, x, outer_jacobian_strategy="forward-mode", vectorize=True),
+    ]
+
+
+def test_functional_jvp_hvp_jacobian_match_torch():
+    _assert_same(*_both(_functional_calls))
+
+
+def test_functional_errors_match_torch():
+    def build(T):
+        F = T.autograd.functional
+        x = T.tensor([0.3, -0.7, 1.1], dtype=T.float64)
+        v = T.tensor([1.0, 2.0, -0.5], dtype=T.float64)
+
+        def f(a):
+            return a.sin()
+
+        calls = (lambda: F.jvp(f, x, v[:2]), lambda: F.jvp(f, (x, x), (v,)), lambda: F.jvp(f, x),
+                 lambda: F.jvp(lambda a: a * 0 + 1, x, v, strict=True),
+                 lambda: F.jacobian(f, x, strategy="forward-mode"), lambda: F.jacobian(f, x, strategy="x"),
+                 lambda: F.jacobian(f, x, strategy="forward-mode", vectorize=True, create_graph=True),
+                 lambda: F.jacobian(f, x, strategy="forward-mode", vectorize=True, strict=True),
+                 lambda: F.hvp(f, x, v), lambda: F.hvp(lambda a: a.sum(), x, v, strict=True),
+                 lambda: F.hessian(f, x, outer_jacobian_strategy="y"))
+        out = []
+        for call in calls:
+            try:
+                call()
+                out.append("no error")
+            except Exception as e:  # noqa: BLE001 - the type and message beginning are compared
+                out.append(f"{type(e).__name__}: {' '.join(str(e).split()[:6])}")
+        return out
+
+    _assert_same(*_both(build))
+
+
+def test_functional_create_graph_differentiates_the_products():
+    def build(T):
+        F = T.autograd.functional
+        v = T.tensor([1.0, 2.0, -0.5], dtype=T.float64)
+        grads = []
+        for fn in (lambda a: F.jvp(lambda z: z.sin() * z, a, v, create_graph=True)[1].sum(),
+                   lambda a: F.hvp(lambda z: (z.sin() * z).sum(), a, v, create_graph=True)[1].sum()):
+            xr = T.tensor([0.3, -0.7, 1.1], dtype=T.float64, requires_grad=True)
+            fn(xr).backward()
+            grads.append(xr.grad)
+        return grads
+
+    _assert_same(*_both(build))
+
+
+def test_nested_levels_for_transforms():
+    # functional.jvp inside a user's level runs in a level of its own
+    x = torchplug.tensor([0.3, -0.7], dtype=torchplug.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torchplug.ones(2, dtype=torchplug.float64))
+        _, jv = torchplug.autograd.functional.jvp(lambda a: a.exp() * d, x, torchplug.ones(2, dtype=torchplug.float64))
+        np.testing.assert_allclose(jv.numpy(), (x.exp() * x).numpy())
+
+
+def test_nested_levels_give_second_derivatives():
+    # the level stack torch.func's nested jvp builds on: the inner tangent is differentiated by the outer level
+    from torchplug_autograd._forward import enter_level, exit_level, set_tangent, tangent_of
+
+    x = torchplug.tensor([0.3, -0.7, 1.2], dtype=torchplug.float64)
+    outer = enter_level()
+    try:
+        xo = x.view_as(x)
+        set_tangent(xo, outer, torchplug.ones(3, dtype=torchplug.float64))
+        inner = enter_level()
+        try:
+            xi = xo.view_as(xo)
+            set_tangent(xi, inner, torchplug.ones(3, dtype=torchplug.float64))
+            y = xi.sin() * xi
+            first = tangent_of(y, inner)
+            assert tangent_of(first, inner) is None  # no perturbation confusion
+        finally:
+            exit_level(inner)
+        second = tangent_of(first, outer)
+    finally:
+        exit_level(outer)
+    xt = torch.tensor(x.numpy())
+    np.testing.assert_allclose(first.detach().numpy(), (xt.cos() * xt + xt.sin()).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(second.numpy(), (2 * xt.cos() - xt * xt.sin()).numpy(), rtol=1e-12)

@@ -380,3 +380,26 @@ def test_nested_levels_give_second_derivatives():
     xt = torch.tensor(x.numpy())
     np.testing.assert_allclose(first.detach().numpy(), (xt.cos() * xt + xt.sin()).numpy(), rtol=1e-12)
     np.testing.assert_allclose(second.numpy(), (2 * xt.cos() - xt * xt.sin()).numpy(), rtol=1e-12)
+
+
+def test_make_dual_and_unpack_keep_the_other_levels_tangents():
+    from torchplug_autograd._forward import enter_level, exit_level
+
+    x = torchplug.tensor([0.3, -0.7, 1.2], dtype=torchplug.float64)
+    outer = enter_level()
+    try:
+        o = fwAD.make_dual(x, torchplug.ones(3, dtype=torchplug.float64), level=0)
+        inner = enter_level()
+        try:
+            d = fwAD.make_dual(o[1:], torchplug.full((2,), 2.0, dtype=torchplug.float64), level=1)
+            y = d * d
+            primal, tangent = fwAD.unpack_dual(y, level=1)
+            np.testing.assert_allclose(tangent.detach().numpy(), (4 * x[1:]).numpy())
+            # the primal keeps the outer tangent (d(x^2) = 2x along ones), the inner tangent its own (8 along ones)
+            np.testing.assert_allclose(fwAD.unpack_dual(primal, level=0).tangent.numpy(), (2 * x[1:]).numpy())
+            assert fwAD.unpack_dual(primal, level=1).tangent is None
+            np.testing.assert_allclose(fwAD.unpack_dual(tangent, level=0).tangent.numpy(), [4.0, 4.0])
+        finally:
+            exit_level(inner)
+    finally:
+        exit_level(outer)

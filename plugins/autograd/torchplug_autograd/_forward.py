@@ -95,7 +95,10 @@ def tangent_of(t: Any, lid: int) -> Any:
         if tan is not None:
             return tan
     base = getattr(t, "_base", None)
-    if base is None or "_fw_nodiff" in t.__dict__:  # (unpack_dual's primal views share no tangent)
+    if base is None:
+        return None
+    nodiff = t.__dict__.get("_fw_nodiff")
+    if nodiff is not None and lid in nodiff:  # unpack_dual's primal view shares no tangent at its level
         return None
     bt = tangent_of(base, lid)
     if bt is None:

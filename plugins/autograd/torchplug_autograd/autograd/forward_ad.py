@@ -49,15 +49,21 @@ def _level_id(level: int | None, fn: str) -> int | None:
     return FW.levels[level]
 
 
-def _primal_view(tensor: Tensor) -> Tensor:
-    """A view of ``tensor`` without its tangents (gradients still flow to ``tensor``)."""
+def _primal_view(tensor: Tensor, lid: int) -> Tensor:
+    """A view of ``tensor`` without its tangent at level ``lid`` (gradients still flow to ``tensor``);
+    the tangents of the other active levels stay (nested levels, as torch.func nests them)."""
     on = FW.on
     FW.on = False
     try:
         view = tensor.view_as(tensor)
     finally:
         FW.on = on
-    view.__dict__["_fw_nodiff"] = True
+    view.__dict__["_fw_nodiff"] = (lid,)
+    for other in FW.levels:
+        if other != lid:
+            t = tangent_of(tensor, other)
+            if t is not None:
+                set_tangent(view, other, t.view_as(t))
     return view
 
 
@@ -88,7 +94,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
         laid = torchplug.empty_strided(tensor.shape, tensor.stride(), dtype=tangent.dtype, device=tangent.device)
         tangent = laid.copy_(tangent)
-    dual = _primal_view(tensor)
+    dual = _primal_view(tensor, lid)
     del dual.__dict__["_fw_nodiff"]
     set_tangent(dual, lid, tangent)
     return dual
@@ -111,7 +117,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     lid = _level_id(level, "_fw_primal")
     if lid is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_primal_view(tensor), tangent_of(tensor, lid))
+    return UnpackedDualTensor(_primal_view(tensor, lid), tangent_of(tensor, lid))
 
 
 class dual_level:

@@ -67,10 +67,34 @@ class BatchedTensor(_Tensor):
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
             "support that yet, please shout over at https://github.com/pytorch/functorch/issues/257 .")
 
+    # Like PyTorch's batching rules for new_*: the new tensor is batched too (one per sample), so code that
+    # fills a fresh tensor from a batched one (gradient formulas: ``g.new_zeros(shape)``) stays batched.
+    def new_zeros(self, *size: Any, **kwargs: Any) -> Any:
+        return _new_batched(self, "new_zeros", size, kwargs)
+
+    def new_ones(self, *size: Any, **kwargs: Any) -> Any:
+        return _new_batched(self, "new_ones", size, kwargs)
+
+    def new_empty(self, *size: Any, **kwargs: Any) -> Any:
+        return _new_batched(self, "new_empty", size, kwargs)
+
+    def new_full(self, size: Any, fill_value: Any, **kwargs: Any) -> Any:
+        return _new_batched(self, "new_full", (size,), kwargs, fill_value)
+
     def data_ptr(self) -> int:
         raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're "
                            "using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom "
                            "kernel. To fix this, please wrap the custom kernel into an opaque custom op.")
+
+
+def _new_batched(t: BatchedTensor, method: str, size: Any, kwargs: dict[str, Any], *fill: Any) -> BatchedTensor:
+    if "size" in kwargs:
+        size = kwargs.pop("size")
+    elif len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = size[0]
+    value = t._bt_value
+    n = value.shape[t._bt_bdim]
+    return wrap(getattr(value, method)((n,) + tuple(size), *fill, **kwargs), 0, t._bt_level)
 
 
 def wrap(value: Any, bdim: int, level: int) -> BatchedTensor:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import torchplug
-from helpers import close, pair
+from func_helpers import close, pair
 
 torch = pytest.importorskip("torch")
 # torch.func.jvp/linearize reach torch.jit.script internally, which warns in torch 2.13

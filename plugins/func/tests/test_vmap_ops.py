@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import torchplug
-from helpers import close, pair
+from func_helpers import close, pair
 
 torch = pytest.importorskip("torch")
 

@@ -403,3 +403,48 @@ def test_make_dual_and_unpack_keep_the_other_levels_tangents():
             exit_level(inner)
     finally:
         exit_level(outer)
+
+
+def test_explain_and_doctor_show_the_forward_ad_layer():
+    from torchplug.__main__ import doctor_report
+
+    x = torchplug.ones(2, dtype=torchplug.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, x)
+        why = str(torchplug.explain("mul", d, x))
+        report = doctor_report()
+    # a dual tensor reaches the autograd kernel, whose name says how it computes the tangent
+    assert "arg 'self': ['AutocastCPU', 'AutogradCPU'" in why
+    assert "chosen:    AutogradCPU -> torchplug_autograd:autograd[aten::mul] (forward AD: elementwise)" in why
+    assert "registered by plugin 'autograd'" in why
+    assert "Forward AD:\n  inside the autograd plugin's Autograd kernels" in report
+    assert "1 level(s) active" in report
+    kernels = torchplug.ops.aten.mm.default.kernels()["Autograd"][0]
+    assert "(forward AD: rule)" in kernels
+
+
+def _run(code, **env):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, **env), timeout=120)
+
+
+def test_blocked_autograd_plugin_makes_forward_ad_fail_clearly():
+    code = (
+        "import torchplug as tp\n"
+        "assert (tp.ones(3) * 2).sum().item() == 6.0\n"
+        "try:\n"
+        "    tp.autograd.forward_ad.dual_level\n"
+        "except AttributeError as e:\n"
+        "    print('ATTR', e)\n"
+        "from torchplug.__main__ import doctor_report\n"
+        "print(doctor_report().split('Forward AD:')[1])\n"
+    )
+    out = _run(code, TORCHPLUG_BLOCK_PLUGINS="autograd")
+    assert out.returncode == 0, out.stderr
+    assert "ATTR torchplug.autograd is provided by the 'autograd' plugin, which is blocked by " \
+           "TORCHPLUG_BLOCK_PLUGINS" in out.stdout
+    assert "(part of the autograd plugin, which is blocked by TORCHPLUG_BLOCK_PLUGINS)" in out.stdout

@@ -162,6 +162,20 @@ def forward_fn(entry: OperatorEntry, rule: Rule, source: OperatorEntry | None = 
     return fwd
 
 
+def forward_label(entry: OperatorEntry, rule: Rule | None) -> str:
+    """How the kernel computes tangents, for its name in ``explain()`` and ``kernels()``."""
+    from ._jvp import strategy_kind
+
+    if rule is None:
+        return "no forward AD"
+    return f"forward AD: {strategy_kind(entry, rule)}"
+
+
+def _name_kernel(kernel: Callable[..., Any], name: str, forward: str) -> None:
+    kernel.__module__ = "torchplug_autograd"
+    kernel.__qualname__ = f"{name} ({forward})"
+
+
 def _forward_refused(args: tuple[Any, ...], name: str) -> None:
     from ._forward import has_tangent, not_implemented_error
 
@@ -367,7 +381,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     code = compile(src, f"<autograd kernel {entry.name}>", "exec")
     exec(code, ns)
     kernel = ns["kernel"]
-    kernel.__qualname__ = f"autograd[{entry.name}]"
+    _name_kernel(kernel, f"autograd[{entry.name}]", forward_label(entry, rule))
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
     return kernel
@@ -427,7 +441,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
                 r.__dict__["_multi_view"] = (mark, k)
         return result
 
-    kernel.__qualname__ = f"autograd_list[{entry.name}]"
+    _name_kernel(kernel, f"autograd_list[{entry.name}]", forward_label(entry, rule))
     kernel.node_class = base_cls
     return kernel
 
@@ -591,7 +605,7 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
         finally:
             tls.mask = old
 
-    kernel.__qualname__ = f"autograd_inplace[{name}]"
+    _name_kernel(kernel, f"autograd_inplace[{name}]", forward_label(source, rule))
     kernel.node_class = cls
     return kernel
 
@@ -634,7 +648,7 @@ def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
         finally:
             tls.mask = old
 
-    kernel.__qualname__ = f"autograd_out[{entry.name}]"
+    _name_kernel(kernel, f"autograd_out[{entry.name}]", "out=: no forward AD")
     return kernel
 
 
@@ -653,7 +667,7 @@ def nondiff_kernel(entry: OperatorEntry, detach: bool = False) -> Callable[..., 
             result._base = None
         return result
 
-    kernel.__qualname__ = f"autograd_nondiff[{entry.name}]"
+    _name_kernel(kernel, f"autograd_nondiff[{entry.name}]", "forward AD: no tangent")
     return kernel
 
 
@@ -717,7 +731,7 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
             G.set_history(o, node, k)
         return result
 
-    kernel.__qualname__ = f"autograd_not_implemented[{name}]"
+    _name_kernel(kernel, f"autograd_not_implemented[{name}]", "forward AD: refused, no formula")
     return kernel
 
 
@@ -727,7 +741,8 @@ def decompose_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
     def kernel(ks: int, *args: Any) -> Any:
         return fn(*args)
 
-    kernel.__qualname__ = f"autograd_decompose[{getattr(fn, '__qualname__', fn)}]"
+    _name_kernel(kernel, f"autograd_decompose[{getattr(fn, '__qualname__', fn)}]",
+                 "forward AD: through the decomposition")
     return kernel
 
 

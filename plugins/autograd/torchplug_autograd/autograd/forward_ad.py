@@ -120,6 +120,27 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     return UnpackedDualTensor(_primal_view(tensor, lid), tangent_of(tensor, lid))
 
 
+def summary() -> list[str]:
+    """The doctor's lines: where forward AD runs and how many ops get their jvp by each strategy."""
+    from collections import Counter
+
+    from torchplug._dispatch.dispatcher import DISPATCHER
+
+    from torchplug_autograd._jvp import strategy_kind
+    from torchplug_autograd._rules import RULES
+
+    kinds: Counter[str] = Counter()
+    for name, rule in RULES.items():
+        entry = DISPATCHER.find(name)
+        if entry is not None and not entry.kernels.get("CompositeImplicitAutograd"):
+            kinds[strategy_kind(entry, rule)] += 1
+    active = f"{len(FW.levels)} level(s) active" if FW.levels else "no level active"
+    return [
+        "inside the autograd plugin's Autograd kernels (a dual tensor carries the Autograd key); " + active,
+        "ops with a jvp: " + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1])),
+    ]
+
+
 class dual_level:
     """Context manager for forward AD: every forward computation happens inside it.
 

@@ -188,3 +188,34 @@ def test_functional_call_dict_sequence_and_strict():
     with pytest.raises(ValueError) as mine:
         torchplug.func.functional_call(model_m, (pm, pm), (X,))
     assert str(mine.value) == str(theirs.value)
+
+
+def test_transforms_under_nested_vmaps():
+    (X, Xt) = pair(2, 3, 4, seed=5)
+    f = lambda m: (lambda a: (a.sin() * a.sum()).exp())  # noqa: E731
+    close(torchplug.vmap(torchplug.vmap(torchplug.func.jacrev(f(torchplug))))(X),
+          torch.vmap(torch.vmap(torch.func.jacrev(f(torch))))(Xt), atol=1e-10)
+    close(torchplug.vmap(torchplug.vmap(torchplug.func.jacfwd(f(torchplug))), in_dims=1)(X),
+          torch.vmap(torch.vmap(torch.func.jacfwd(f(torch))), in_dims=1)(Xt), atol=1e-10)
+    g = lambda m: (lambda w, a: (a @ w).sin().sum())  # noqa: E731
+    (w, wt) = pair(4, seed=6)
+    close(torchplug.vmap(torchplug.vmap(torchplug.func.grad(g(torchplug)), in_dims=(None, 0)), in_dims=(None, 0))(w, X),
+          torch.vmap(torch.vmap(torch.func.grad(g(torch)), in_dims=(None, 0)), in_dims=(None, 0))(wt, Xt), atol=1e-10)
+
+
+def test_vjp_inside_vmap_with_batched_cotangents():
+    (X, Xt), (C, Ct) = pair(5, 3, seed=1), pair(5, 3, seed=2)
+
+    def f(m):
+        def per(x, c):
+            out, fn = m.func.vjp(lambda a: a.exp() * a.sum(), x)
+            return fn(c)[0]
+        return per
+
+    close(torchplug.vmap(f(torchplug))(X, C), torch.vmap(f(torch))(Xt, Ct), atol=1e-10)
+
+
+def test_grad_with_aux_under_vmap():
+    (X, Xt) = pair(4, 3, seed=1)
+    f = lambda m: m.vmap(m.func.grad(lambda a: ((a ** 2).sum(), a.mean()), has_aux=True))  # noqa: E731
+    close(f(torchplug)(X), f(torch)(Xt))

@@ -201,3 +201,15 @@ def test_binary_cross_entropy_per_sample():
     f = lambda m: (lambda a, b: m.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid()))  # noqa: E731
     expected = torch.stack([f(torch)(xt[i], tt[i]) for i in range(5)])
     close(torchplug.vmap(f(torchplug))(x, t), expected)
+
+
+def test_inplace_ops_without_rules_write_each_sample():
+    """In-place ops that take the per-sample loop write into the batched tensor's own samples."""
+    (x, xt) = pair(4, 5, seed=2)
+    idx_m, idx_t = torchplug.tensor([0, 3]), torch.tensor([0, 3])
+    f = lambda m, idx: (lambda a: a.clone().index_fill_(0, idx, -1.0).cumsum_(0))  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = torchplug.vmap(f(torchplug, idx_m))(x)
+        expected = torch.vmap(f(torch, idx_t))(xt)  # torch has no rule for cumsum_ either (its fallback warns)
+    close(got, expected)

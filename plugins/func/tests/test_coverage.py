@@ -93,3 +93,10 @@ def test_blocking_the_plugin_leaves_the_rest_working():
     assert "ERR torchplug.vmap is provided by the 'func' plugin, which is blocked" in proc.stdout
     assert "TORCHPLUG_BLOCK_PLUGINS" in proc.stdout
     assert "IMPORT ModuleNotFoundError" in proc.stdout
+
+
+def test_doctor_lists_the_batched_key():
+    proc = subprocess.run([sys.executable, "-m", "torchplug"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "torchplug_func._kernels:batched_fallback [registered by plugin 'func'" in proc.stdout
+    assert any(line.split()[:1] == ["Batched"] for line in proc.stdout.splitlines())

@@ -219,3 +219,26 @@ def test_grad_with_aux_under_vmap():
     (X, Xt) = pair(4, 3, seed=1)
     f = lambda m: m.vmap(m.func.grad(lambda a: ((a ** 2).sum(), a.mean()), has_aux=True))  # noqa: E731
     close(f(torchplug)(X), f(torch)(Xt))
+
+
+def test_functionalize_replace_batch_norm_and_debug_unwrap():
+    (x, xt) = pair(3, seed=1)
+
+    def f(a):
+        b = a.clone()
+        b.add_(1)
+        return b * 2
+
+    close(torchplug.func.functionalize(f)(x), torch.func.functionalize(f)(xt))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.func.functionalize(f, remove="views")
+    with pytest.raises(RuntimeError) as mine:
+        torchplug.func.functionalize(f, remove="views")
+    assert str(mine.value) == str(theirs.value)
+    for m in (torch, torchplug):
+        net = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.BatchNorm1d(4))
+        m.func.replace_all_batch_norm_modules_(net)
+        assert net[1].running_mean is None and net[1].running_var is None and not net[1].track_running_stats
+    seen = []
+    torchplug.vmap(lambda a: seen.append(torchplug.func.debug_unwrap(a)) or a, in_dims=1)(pair(2, 5)[0])
+    assert tuple(seen[0].shape) == (2, 5)

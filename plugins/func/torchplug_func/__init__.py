@@ -7,9 +7,10 @@ autodiff transforms build on the autograd plugin's reverse mode and forward-mode
 from __future__ import annotations
 
 from ._autodiff import grad, grad_and_value, hessian, jacrev, vjp
+from ._extras import debug_unwrap, functionalize, replace_all_batch_norm_modules_
 from ._forward import jacfwd, jvp, linearize
 from ._module import functional_call, stack_module_state
 from ._vmap import vmap
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call", "stack_module_state",
-           "jvp", "jacfwd", "linearize"]
+           "jvp", "jacfwd", "linearize", "functionalize", "replace_all_batch_norm_modules_", "debug_unwrap"]

@@ -448,3 +448,70 @@ def test_blocked_autograd_plugin_makes_forward_ad_fail_clearly():
     assert "ATTR torchplug.autograd is provided by the 'autograd' plugin, which is blocked by " \
            "TORCHPLUG_BLOCK_PLUGINS" in out.stdout
     assert "(part of the autograd plugin, which is blocked by TORCHPLUG_BLOCK_PLUGINS)" in out.stdout
+
+
+EDGE = {
+    # in-place view methods: the tangent takes the same view
+    "t_": lambda T, d: d.t_(),
+    "transpose_": lambda T, d: d.transpose_(0, 1) * 1,
+    "unsqueeze_": lambda T, d: d.unsqueeze_(0),
+    "squeeze_": lambda T, d: d[:1].squeeze_(0),
+    "as_strided_": lambda T, d: d.as_strided_((3,), (2,)),
+    # what drops or keeps the tangent
+    "detach": lambda T, d: d.detach(),
+    "data": lambda T, d: d.data,
+    "requires_grad_false": lambda T, d: d.requires_grad_(False) * 2,
+    "zero_": lambda T, d: d.zero_(),
+    "fill_": lambda T, d: d.fill_(3.0),
+    "uniform_": lambda T, d: d.uniform_() * 0,
+    "index_put_": lambda T, d: d.index_put_((T.tensor([0]),), T.tensor([9.0, 9.0, 9.0], dtype=T.float64)),
+    "masked_fill_": lambda T, d: d.masked_fill_(d > 0.3, 2.0),
+    "setitem": lambda T, d: (d.__setitem__((0, 1), 5.0), d)[1],
+    "setitem_dual_into_plain": lambda T, d: (lambda z: (z.__setitem__(slice(0, 1), d[1:]), z)[1])(
+        T.zeros(2, 3, dtype=T.float64)),
+    "write_through_view": lambda T, d: (lambda v: (v.mul_(2), d)[1])(d[0]),
+    "to_float32": lambda T, d: d.float(),
+    "contiguous": lambda T, d: d.t().contiguous(),
+    "where_scalar": lambda T, d: T.where(d > 0.3, d, 0.0),
+    "norm": lambda T, d: d.norm(),
+    "einsum": lambda T, d: T.einsum("ij,kj->ik", d, d),
+    "sort": lambda T, d: d.sort(dim=1, descending=True)[0],
+    "linear": lambda T, d: T.nn.functional.linear(d, d, d[:, 0]),
+    "conv1d": lambda T, d: T.nn.functional.conv1d(d.unsqueeze(0), d.t().unsqueeze(-1)),
+    "max_pool1d": lambda T, d: T.nn.functional.max_pool1d(d.unsqueeze(0), 2),
+    "broadcast_add_": lambda T, d: T.zeros(3, dtype=T.float64).add_(d[0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE))
+def test_views_inplace_and_detach_edges_match_torch(name):
+    def build(T):
+        fw = T.autograd.forward_ad
+        x = T.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=T.float64)
+        t = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=T.float64)
+        with fw.dual_level():
+            p, tan = fw.unpack_dual(EDGE[name](T, fw.make_dual(x.clone(), t.clone())))
+            return [p, "none" if tan is None else tan]
+
+    mine, ref = _both(build)
+    if name == "to_float32":
+        np.testing.assert_allclose(mine[1], ref[1])
+    else:
+        _assert_same(mine, ref)
+
+
+def test_out_variant_refuses_forward_ad_like_torch():
+    def build(T):
+        fw = T.autograd.forward_ad
+        out = []
+        with fw.dual_level():
+            d = fw.make_dual(T.ones(2, dtype=T.float64), T.ones(2, dtype=T.float64))
+            for call in (lambda: T.add(d, 1, out=T.empty(2, dtype=T.float64)),
+                         lambda: T.sin(d, out=T.empty(2, dtype=T.float64))):
+                try:
+                    call()
+                except NotImplementedError as e:
+                    out.append(str(e))
+        return out
+
+    _assert_same(*_both(build))

@@ -236,7 +236,8 @@ def _tangents_of(out: Any, lid: int) -> Any:
 def make_forward_inplace(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[int]) -> Callable[..., Any]:
     """``fwd(args, orig, self)`` for ``op_``: the tangent of the functional op at ``orig`` (self's value
     before the write) is written into self's tangent, so views of the tangent see it (PyTorch's
-    in-place forward grad)."""
+    in-place forward grad).  (In-place view ops such as ``t_`` are no ops of their own: the core's
+    Python method adopts the view's metadata and tangent.)"""
     lists = tuple(entry.schema.arguments[i].type.is_list for i in diff)
     pairs = tuple(zip(diff, lists))
 

@@ -626,9 +626,18 @@ def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     inputs = [i for i, a in enumerate(entry.schema.arguments) if a.type.base == "Tensor" and i not in written]
     fname = entry.schema.name
 
+    out_name = f"{fname}_out"  # PyTorch's name in its forward-AD refusal: add_out, mm_out
+
     def kernel(ks: int, *args: Any) -> Any:
-        if FW.live and not STATE.grad_enabled:  # reached under no_grad only for forward AD's sake
-            return _run_below(call, ks, args)
+        if FW.live:
+            if FW.on:
+                from ._forward import has_tangent
+
+                if has_tangent(tuple(args[i] for i in inputs)):
+                    raise NotImplementedError(f"Trying to use forward AD with {out_name} that does not support it "
+                                              "because it is an out= function")
+            if not STATE.grad_enabled:  # reached under no_grad only for forward AD's sake
+                return _run_below(call, ks, args)
         for i in inputs:
             a = args[i]
             items = a if isinstance(a, (list, tuple)) else (a,)

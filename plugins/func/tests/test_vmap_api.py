@@ -156,11 +156,35 @@ def test_randomness_same_matches_torch_shapes_with_chunks():
 
 def test_inplace_random_on_unbatched_tensor_in_different_mode_is_refused():
     x, xt = pair(3, 4)
+    buf_m, buf_t = torchplug.empty(4), torch.empty(4)
     with pytest.raises(RuntimeError) as theirs:
-        torch.vmap(lambda a: a + torch.empty(4).uniform_(), randomness="different")(xt)
+        torch.vmap(lambda a: a + buf_t.uniform_(), randomness="different")(xt)
     with pytest.raises(RuntimeError) as mine:
-        torchplug.vmap(lambda a: a + torchplug.empty(4).uniform_(), randomness="different")(x)
+        torchplug.vmap(lambda a: a + buf_m.uniform_(), randomness="different")(x)
     assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("randomness", ["different", "same"])
+@pytest.mark.parametrize("make", [
+    lambda m: (lambda a: m.nn.functional.dropout(a, 0.5)),
+    lambda m: (lambda a: a * m.rand_like(a)),
+    lambda m: (lambda a: a + m.randn(a.shape[-1])),
+    lambda m: (lambda a: m.bernoulli(a * 0.5)),
+], ids=["dropout", "rand_like", "randn", "bernoulli"])
+def test_random_values_equal_torch(make, randomness):
+    """torchplug's random stream is PyTorch's, and vmap draws in PyTorch's order: the same values."""
+    x, xt = torchplug.ones(5, 300), torch.ones(5, 300)
+    torch.manual_seed(3)
+    try:
+        expected = torch.vmap(make(torch), randomness=randomness)(xt)
+    except RuntimeError as exc:  # torch refuses 'same' randomness for a random op on a batched input
+        with pytest.raises(RuntimeError) as mine:
+            torchplug.vmap(make(torchplug), randomness=randomness)(x)
+        assert str(mine.value) == str(exc)
+        return
+    torchplug.manual_seed(3)
+    got = torchplug.vmap(make(torchplug), randomness=randomness)(x)
+    close(got, expected)
 
 
 # ---- the per-sample fallback ----------------------------------------------------------------------------------

@@ -174,6 +174,27 @@ def _rng_restore(state: tuple[Any, Any]) -> None:
         torchplug.set_rng_state(value)
 
 
+# random ops drawing one independent value per element (a sample's draws do not depend on its shape)
+_ELEMENTWISE_RANDOM = frozenset({
+    "aten::uniform_", "aten::normal_", "aten::random_", "aten::random_.from", "aten::bernoulli",
+    "aten::bernoulli_.float", "aten::bernoulli_.Tensor", "aten::bernoulli.p", "aten::exponential_",
+    "aten::geometric_", "aten::log_normal_", "aten::cauchy_", "aten::poisson", "aten::native_dropout",
+    "aten::dropout", "aten::alpha_dropout", "aten::dropout_", "aten::alpha_dropout_"})
+
+
+# out-of-place random ops drawing from a batched input: PyTorch refuses 'same' randomness for them
+_SAME_REFUSED = frozenset({"aten::bernoulli", "aten::bernoulli.p", "aten::poisson", "aten::multinomial"})
+_SAME_BATCHED_INPUT = ("Vmap does not currently support same randomness with a batched tensor input. Please file an "
+                       "issue with functorch")
+
+
+def entry_elementwise(op: Any, args: tuple[Any, ...], level: int) -> bool:
+    """True for an elementwise random op whose only batched argument is its first one."""
+    if op._entry.schema.full_name not in _ELEMENTWISE_RANDOM or not _is_batched_at(args[0], level):
+        return False
+    return not any(_is_batched_at(a, level) for a in args[1:])
+
+
 def random_op(ks: int, op: Any, args: tuple[Any, ...], level: int) -> Any:
     """A random op inside vmap, by the innermost level's ``randomness`` mode (PyTorch's semantics)."""
     if level:
@@ -193,6 +214,20 @@ def random_op(ks: int, op: Any, args: tuple[Any, ...], level: int) -> Any:
                 raise RuntimeError(_INPLACE_DIFFERENT)
             lv = current_levels()[-1]
             return wrap(torchplug.stack([op.redispatch(ks & _NOB, *args) for _ in range(lv.batch_size)]), 0, lv.level)
+        if mode == "same" and op._entry.schema.full_name in _SAME_REFUSED and _is_batched_at(args[0], level):
+            raise RuntimeError(_SAME_BATCHED_INPUT)
+        if mode == "different" and entry_elementwise(op, args, level):
+            # independent draws for every element: one call on the physical value (batch dim first; a view, so
+            # an in-place op writes the batched tensor's own memory)
+            values = [unwrap(a, level)[0].movedim(unwrap(a, level)[1], 0) if _is_batched_at(a, level) else a
+                      for a in args]
+            result = call_op(op, values)
+            mutated = op._entry.schema.mutated_argument_indices
+            if mutated:
+                return args[mutated[0]]
+            if isinstance(result, tuple):
+                return tuple(wrap(r, 0, level) for r in result)
+            return wrap(result, 0, level)
         return per_sample_loop(op, level, args, same_rng=(mode == "same"))
 
 
@@ -227,6 +262,28 @@ def _explicit_kernel(entry: Any) -> Any:
     return found
 
 
+_EMPTY_FACTORIES = frozenset({"aten::empty.memory_format", "aten::empty_strided"})
+
+
+def _batched_empty(ks: int, op: Any, args: tuple[Any, ...], lv: Any) -> Any:
+    """``empty`` inside a vmap with ``randomness='different'``: one tensor per sample, so that filling it
+    at random (``torch.rand(...)``, ``rand_like``: an empty tensor filled in place) draws per sample, as
+    PyTorch's batched random factories do."""
+    size = list(args[0])
+    if op._entry.schema.name == "empty_strided":
+        rest = args[2:]
+        value = _physical_empty(ks, [lv.batch_size] + size, rest)
+    else:
+        value = _physical_empty(ks, [lv.batch_size] + size, args[1:-1])
+    return wrap(value, 0, lv.level)
+
+
+def _physical_empty(ks: int, size: list[int], factory_kwargs: tuple[Any, ...]) -> Any:
+    dtype, layout, device, pin_memory = (tuple(factory_kwargs) + (None,) * 4)[:4]
+    with without_batched_include():
+        return torchplug.empty(size, dtype=dtype, layout=layout, device=device, pin_memory=bool(pin_memory))
+
+
 def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
     """The boxed kernel of the Batched key for ops without a batching rule (see the module docstring)."""
     level = max_level(args)
@@ -234,6 +291,10 @@ def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
     if "random" in entry.tags:
         return random_op(ks, op, args, level)
     if not level:
+        if entry.schema.full_name in _EMPTY_FACTORIES:
+            levels = current_levels()
+            if levels and levels[-1].randomness == "different":
+                return _batched_empty(ks, op, args, levels[-1])
         return op.redispatch(ks & _NOB, *args)
     composite = _composite_kernel(entry)
     if composite:

@@ -117,6 +117,40 @@ def _addmm(args, result, tans):
     return out
 
 
+@jvp_rule("convolution")
+def _convolution(args, result, tans):
+    # bilinear in (input, weight), plus the bias broadcast over the batch and spatial dims
+    import torchplug
+
+    x, w, _bias, *rest = args
+    tx, tw, tb = tans
+
+    def conv(a, b):
+        return torchplug.convolution(a, b, None, *rest)
+
+    out = _bilinear(conv, x, w, tx, tw)
+    if tb is not None:
+        term = tb.reshape([1, -1] + [1] * (result.dim() - 2))
+        out = term.expand(result.shape) if out is None else out + term
+    return out
+
+
+@jvp_rule("_softmax")
+def _softmax(args, result, tans):
+    # y = softmax(x): dy = y * (t - sum(t * y))
+    dim = args[1]
+    t = tans[0].to(result.dtype)
+    return result * (t - (t * result).sum(dim, keepdim=True))
+
+
+@jvp_rule("_log_softmax")
+def _log_softmax(args, result, tans):
+    # y = log_softmax(x): dy = t - sum(t * exp(y))
+    dim = args[1]
+    t = tans[0].to(result.dtype)
+    return t - (t * result.exp()).sum(dim, keepdim=True)
+
+
 @jvp_rule("constant_pad_nd")
 def _constant_pad_nd(args, result, tans):
     # affine: the padding value is a constant, so the tangent is padded with zeros

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torchplug
 
 from ._batched import BatchedTensor
-from ._kernels import InplaceOnUnbatched
+from ._kernels import InplaceOnUnbatched, without_batched_include
 from ._levels import add_missing_levels, expose, hide, peel, rebuild
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -97,8 +97,11 @@ def _run_grad(phys_outs: list[Any], grad_outs: list[Any], inputs: list[_Input], 
     """Gradients of the physical outputs w.r.t. the physical inputs, wrapped back at the inputs' levels."""
     diff = [(o, g) for o, g in zip(phys_outs, grad_outs) if o.requires_grad]
     if diff:
-        got = _autograd().grad([o for o, _ in diff], [i.phys for i in inputs], [g for _, g in diff],
-                               retain_graph=True, create_graph=create_graph, allow_unused=True)
+        # the graph holds physical tensors: the backward pass skips the Batched key (batched cotangents
+        # of an enclosing vmap still reach it through their own key set)
+        with without_batched_include():
+            got = _autograd().grad([o for o, _ in diff], [i.phys for i in inputs], [g for _, g in diff],
+                                   retain_graph=True, create_graph=create_graph, allow_unused=True)
     else:
         got = [None] * len(inputs)
     result = []

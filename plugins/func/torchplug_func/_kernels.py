@@ -284,14 +284,28 @@ def _physical_empty(ks: int, size: list[int], factory_kwargs: tuple[Any, ...]) -
         return torchplug.empty(size, dtype=dtype, layout=layout, device=device, pin_memory=bool(pin_memory))
 
 
+_KIND: dict[int, int] = {}  # id(entry) -> 0 plain, 1 random, 2 an empty factory (computed once per op)
+
+
+def _kind(entry: Any) -> int:
+    kind = _KIND.get(id(entry))
+    if kind is None:
+        kind = 1 if "random" in entry.tags else 2 if entry.schema.full_name in _EMPTY_FACTORIES else 0
+        _KIND[id(entry)] = kind
+    return kind
+
+
 def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
     """The boxed kernel of the Batched key for ops without a batching rule (see the module docstring)."""
     level = max_level(args)
     entry = op._entry
-    if "random" in entry.tags:
+    kind = _KIND.get(id(entry))
+    if kind is None:
+        kind = _kind(entry)
+    if kind == 1:
         return random_op(ks, op, args, level)
-    if not level:
-        if entry.schema.full_name in _EMPTY_FACTORIES:
+    if not level:  # a call inside vmap on unbatched tensors: the cheap path
+        if kind == 2:
             levels = current_levels()
             if levels and levels[-1].randomness == "different":
                 return _batched_empty(ks, op, args, levels[-1])
@@ -324,7 +338,14 @@ def make_rule_kernel(entry: Any, rule: Callable[..., Any]) -> Callable[..., Any]
             return random_op(ks, op, args, level)
         if not level:
             return op.redispatch(ks & _NOB, *args)
-        return rule(op, level, *args)
+        # the rule computes on values: plain tensors need not come back through this key (batched ones of
+        # outer levels carry it themselves), which keeps the calls it makes one dispatch each
+        saved = tls.include
+        tls.include = saved & _NOB
+        try:
+            return rule(op, level, *args)
+        finally:
+            tls.include = saved
 
     kernel.__qualname__ = f"batching_rule[{rule.__name__}]"
     kernel.__module__ = rule.__module__

@@ -515,3 +515,27 @@ def test_out_variant_refuses_forward_ad_like_torch():
         return out
 
     _assert_same(*_both(build))
+
+
+def test_custom_op_with_backward_formula_gives_no_tangent_like_torch():
+    def build(T):
+        lib_name = "fwdtest_" + T.__name__
+
+        @T.library.custom_op(f"{lib_name}::np_sin", mutates_args=(), schema="(Tensor x) -> Tensor")
+        def np_sin(x):
+            return T.from_numpy(np.sin(x.numpy()))
+
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        def backward(ctx, g):
+            return g * ctx.saved_tensors[0].cos()
+
+        np_sin.register_autograd(backward, setup_context=setup_context)
+        fw = T.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(T.ones(2, dtype=T.float64), T.ones(2, dtype=T.float64))
+            p, tan = fw.unpack_dual(np_sin(d))
+        return [p, "none" if tan is None else tan]
+
+    _assert_same(*_both(build))

@@ -253,6 +253,8 @@ def _run_jvp(cls: Any, ctx: Any, args: tuple[Any, ...], outs: list[Any], fw_tang
     import torchplug
 
     if cls.jvp is Function.jvp:
+        if cls.__module__ == "torchplug._library.autograd":
+            return  # a custom op's register_autograd formula: its outputs get no tangent (as in PyTorch)
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   "forward mode AD.")
     levels = FW.levels

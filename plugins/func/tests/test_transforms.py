@@ -242,3 +242,29 @@ def test_functionalize_replace_batch_norm_and_debug_unwrap():
     seen = []
     torchplug.vmap(lambda a: seen.append(torchplug.func.debug_unwrap(a)) or a, in_dims=1)(pair(2, 5)[0])
     assert tuple(seen[0].shape) == (2, 5)
+
+
+@pytest.mark.parametrize("which", ["grad", "jacrev", "jacfwd", "jvp", "vjp", "hessian"])
+def test_results_are_differentiable_by_ordinary_autograd(which):
+    """A transform applied to inputs that require grad returns results ordinary backward() goes through."""
+    (a, at) = pair(4, seed=3)
+
+    def run(m, x):
+        f = lambda t: (t.exp() * t.sum()).sin()  # noqa: E731
+        if which == "grad":
+            return m.func.grad(lambda t: f(t).sum())(x)
+        if which in ("jacrev", "jacfwd"):
+            return getattr(m.func, which)(f)(x)
+        if which == "hessian":
+            return m.func.hessian(lambda t: f(t).sum())(x)
+        if which == "jvp":
+            return m.func.jvp(f, (x,), (m.ones_like(x),))[1]
+        return m.func.vjp(f, x)[1](m.ones_like(x))[0]
+
+    results = []
+    for m, base in ((torchplug, a), (torch, at)):
+        x = base.clone().requires_grad_()
+        out = run(m, x)
+        out.sum().backward()
+        results.append((out.detach(), x.grad))
+    close(results[0], results[1], atol=1e-10)

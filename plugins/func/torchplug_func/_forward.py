@@ -16,7 +16,7 @@ import torchplug
 
 from . import _autodiff
 from ._levels import add_missing_levels, expose, peel, rebuild
-from ._pytree import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["jvp", "jacfwd", "linearize"]
 
@@ -73,7 +73,9 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             raise RuntimeError(f"{name}: Expected primals and tangents to have the same shape, got primal of shape "
                                f"{tuple(p.shape)} and tangent of shape {tuple(t.shape)}")
     fa = _forward_ad()
-    if _forward_level_active(fa):
+    if _forward_level_active(fa) or any(_autodiff._requires_grad_deep(p) for p in flat_p):
+        # nested in another forward transform, or differentiated afterwards by reverse mode (an outer
+        # transform, or the caller's backward()): the reverse-mode product keeps both
         return _jvp_by_double_vjp(func, primals, tangents, has_aux)
     _autodiff._DEPTH.value += 1
     try:
@@ -128,9 +130,10 @@ def _forward_level_active(fa: Any) -> bool:
 
 def _jvp_by_double_vjp(func: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...],
                        has_aux: bool) -> Any:
-    """jvp inside another forward transform: the forward-AD plugin's ``make_dual`` drops the tangents an outer
-    level gave the primal, so the product is taken in reverse mode, which carries them: ``vjp_fn`` is linear in
-    its cotangent ``u``, and ``J t`` is the gradient w.r.t. ``u`` of ``<vjp_fn(u), t>``."""
+    """jvp inside another forward transform (the forward-AD plugin's ``make_dual`` drops the tangents an outer
+    level gave the primal) or under reverse mode (its tangents are not all recorded for a backward pass): the
+    product is taken in reverse mode, which carries both: ``vjp_fn`` is linear in its cotangent ``u``, and
+    ``J t`` is the gradient w.r.t. ``u`` of ``<vjp_fn(u), t>``."""
     result = _autodiff.vjp(func, *primals, has_aux=has_aux)
     output, vjp_fn = result[0], result[1]
     flat_t, _ = tree_flatten(tangents)
@@ -145,7 +148,13 @@ def _jvp_by_double_vjp(func: Callable[..., Any], primals: tuple[Any, ...], tange
         return total
 
     zeros = tree_unflatten([torchplug.zeros_like(o) for o in tree_flatten(output)[0]], tree_flatten(output)[1])
-    jvp_out = _autodiff.grad(pairing)(zeros)
+    keep = _autodiff._DEPTH.value > 0 or any(_autodiff._requires_grad_deep(p) for p in tree_flatten(primals)[0])
+    _autodiff._DEPTH.value += 1  # the inner grad keeps its graph: the product is differentiated afterwards
+    try:
+        jvp_out = _autodiff.grad(pairing)(zeros)
+    finally:
+        _autodiff._DEPTH.value -= 1
+    jvp_out = tree_map(lambda t: _autodiff._detach_keep_levels(t, keep), jvp_out)
     return (output, jvp_out, result[2]) if has_aux else (output, jvp_out)
 
 

@@ -301,3 +301,44 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                 unchecked.append(name)
     assert not unchecked, f"base-table ops whose jvp no case runs: {unchecked}"
     assert set(kinds.values()) <= {"rule", "decomposition", "linear", "elementwise", "double_vjp"}
+
+
+def _module(T, name):
+    T.manual_seed(0)
+    nn = T.nn
+    table = {
+        "lstm": (lambda: nn.LSTM(4, 5, num_layers=2, batch_first=True), (2, 3, 4)),
+        "gru_bidirectional": (lambda: nn.GRU(4, 5, bidirectional=True), (3, 2, 4)),
+        "rnn_relu": (lambda: nn.RNN(4, 5, nonlinearity="relu"), (3, 2, 4)),
+        "multihead_attention": (lambda: nn.MultiheadAttention(8, 2, batch_first=True), (2, 3, 8)),
+        "conv_batchnorm": (lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.GELU(),
+                                                 nn.AdaptiveAvgPool2d(1)), (2, 2, 5, 5)),
+        "mlp_layernorm": (lambda: nn.Sequential(nn.Linear(6, 8), nn.SiLU(), nn.LayerNorm(8), nn.Linear(8, 3),
+                                                nn.Softplus()), (4, 6)),
+        "convtranspose_upsample_groupnorm": (lambda: nn.Sequential(nn.ConvTranspose2d(2, 3, 3, stride=2),
+                                                                   nn.Upsample(scale_factor=2, mode="bilinear"),
+                                                                   nn.GroupNorm(1, 3)), (1, 2, 3, 3)),
+        "maxpool_logsoftmax": (lambda: nn.Sequential(nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8, 2),
+                                                     nn.LogSoftmax(-1)), (2, 2, 4, 4)),
+    }
+    make, shape = table[name]
+    return make().double(), shape
+
+
+MODULES = ["lstm", "gru_bidirectional", "rnn_relu", "multihead_attention", "conv_batchnorm", "mlp_layernorm",
+           "convtranspose_upsample_groupnorm", "maxpool_logsoftmax"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_jvp_against_torch(name):
+    mine, shape = _module(torchplug, name)
+    ref, _ = _module(torch, name)
+    ref.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in mine.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal(shape)
+
+    def fn(T, a):
+        m = mine if T is torchplug else ref
+        out = m(a, a, a)[0] if name == "multihead_attention" else m(a)
+        return out[0] if isinstance(out, tuple) else out
+
+    compare_jvp(fn, [x], None, atol=1e-10)

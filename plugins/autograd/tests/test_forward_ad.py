@@ -64,6 +64,8 @@ def test_dual_level_errors_match_torch():
             fwAD.make_dual(x, x, level=3)
         with pytest.raises(RuntimeError, match="not the last one"):
             fwAD.exit_dual_level(level=1)
+        with pytest.raises(RuntimeError, match="already has a forward gradient at the same level 0"):
+            fwAD.make_dual(fwAD.make_dual(x, x), x)
     with pytest.raises(RuntimeError, match="Dual level must be a positive number"):
         fwAD.exit_dual_level()
 

@@ -85,6 +85,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
+    if tangent_of(tensor, lid) is not None:
+        index = FW.levels.index(lid)
+        raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+                           f"level {index} is not supported.")
     if tangent._device != tensor._device:
         raise RuntimeError(f"Trying to set a forward gradient that is on device {tangent.device} while the original "
                            f"Tensor is on device {tensor.device}: move the tangent with .to() first.")

@@ -213,3 +213,35 @@ def test_inplace_ops_without_rules_write_each_sample():
         got = torchplug.vmap(f(torchplug, idx_m))(x)
         expected = torch.vmap(f(torch, idx_t))(xt)  # torch has no rule for cumsum_ either (its fallback warns)
     close(got, expected)
+
+
+_INDEX_CASES = {
+    "scatter": lambda m, x, s, i, j: m.scatter(x, 0, i, s),
+    "scatter_add": lambda m, x, s, i, j: m.scatter_add(x, 1, i % 5, s),
+    "scatter_value": lambda m, x, s, i, j: x.scatter(0, i, 2.5),
+    "scatter_reduce": lambda m, x, s, i, j: x.scatter_reduce(0, i, s, "amax"),
+    "gather": lambda m, x, s, i, j: m.gather(x, 0, i),
+    "index_add": lambda m, x, s, i, j: x.index_add(0, j, s[:2]),
+    "index_copy": lambda m, x, s, i, j: x.index_copy(1, j, s[:, :2]),
+    "index_fill": lambda m, x, s, i, j: x.index_fill(1, j, -1.0),
+    "index_select": lambda m, x, s, i, j: x.index_select(1, j),
+    "take_along_dim": lambda m, x, s, i, j: m.take_along_dim(x, i, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INDEX_CASES))
+@pytest.mark.parametrize("in_dims", [(0, 0, 0, None), (0, None, 0, None), (None, 0, 0, None), (0, 0, None, None)])
+def test_indexing_ops(name, in_dims):
+    f = _INDEX_CASES[name]
+    (x, xt), (s, st) = pair(4, 3, 5, seed=1), pair(4, 3, 5, seed=2)
+    (i, it) = pair(4, 3, 5, seed=3, low=0, high=3)
+    j, jt = torchplug.tensor([0, 2]), torch.tensor([0, 2])
+    mine, theirs = [x, s, i, j], [xt, st, it, jt]
+    for k, d in enumerate(in_dims[:3]):
+        if d is None:
+            mine[k], theirs[k] = mine[k][0], theirs[k][0]
+    expected = torch.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*theirs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = torchplug.vmap(lambda *a: f(torchplug, *a), in_dims=in_dims)(*mine)
+    close(got, expected)

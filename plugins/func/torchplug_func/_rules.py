@@ -305,8 +305,7 @@ for _names, _kw in (
     (("sort", "argsort", "topk_", "flip"), dict(dim_pos=1)),
     (("count_nonzero",), dict(dim_pos=1, list_dims=True)),
     (("_softmax_backward_data", "_log_softmax_backward_data"), dict(dim_pos=2, extra_tensor_pos=(1,))),
-    (("gather", "scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two", "index_add", "index_copy",
-      "index_fill.int_Scalar", "index_fill.int_Tensor"), dict(dim_pos=1, extra_tensor_pos=(3,))),
+    (("scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two"), dict(dim_pos=1, extra_tensor_pos=(2, 3))),
 ):
     for _n in _names:
         _kw2 = dict(_kw)
@@ -352,6 +351,31 @@ def index_dim_rule(op: Any, level: int, self: Any, dim: int, index: Any, *rest: 
         iv = iv.unsqueeze(-1)
     out = call(op, (v, d, iv, *rest))
     return wrap(out.squeeze(-1) if rank == 0 else out, 0, level)
+
+
+@rule("index_add", "index_copy", "index_fill.int_Scalar", "index_fill.int_Tensor")
+def index_along_dim_rule(op: Any, level: int, self: Any, dim: int, index: Any, *rest: Any) -> Any:
+    """index_add/index_copy/index_fill: one index for every sample (a batched index, or a batched value of
+    index_fill, takes the per-sample loop); the source gets the batch dim."""
+    if (index.__class__ is BatchedTensor and index._bt_level == level) or (
+            op._entry.schema.name == "index_fill" and rest and rest[0].__class__ is BatchedTensor
+            and rest[0]._bt_level == level):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (self, dim, index, *rest))
+    n = _size((self, *rest), level)
+    rank = self.dim()
+    v = materialize(self, level, n)
+    if rank == 0:
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (self, dim, index, *rest))
+    rest = list(rest)
+    if op._entry.schema.name in ("index_add", "index_copy"):
+        rest[0] = materialize(rest[0], level, n)
+        if rest[0].dim() == 1:  # a 0-dim source of a 1-element index
+            rest[0] = rest[0].unsqueeze(-1)
+    return wrap(call(op, (v, _wrap_dim(dim, rank) + 1, index, *rest)), 0, level)
 
 
 @rule("cat")

@@ -268,3 +268,22 @@ def test_results_are_differentiable_by_ordinary_autograd(which):
         out.sum().backward()
         results.append((out.detach(), x.grad))
     close(results[0], results[1], atol=1e-10)
+
+
+@pytest.mark.parametrize("pattern,kw", [
+    ("a b c -> (a b) c", {}), ("a (b1 b2) c -> a b1 b2 c", {"b1": 3}), ("... c -> c ...", {}),
+    ("a b c -> a 1 b c", {}), ("a b c -> c b a", {}), ("a b c -> a b c 1", {}), ("a ... -> (a ...)", {}),
+    ("a b c -> a b", {}), ("a b -> a b", {}), ("a (b c) d -> a b c d", {}), ("a b c -> a b a", {}),
+])
+def test_rearrange(pattern, kw):
+    (x, xt) = pair(2, 6, 4, seed=1)
+    try:
+        expected = torch.func.rearrange(xt, pattern, **kw)
+    except Exception as exc:  # noqa: BLE001 - einops's own error types
+        with pytest.raises(ValueError) as mine:
+            torchplug.func.rearrange(x, pattern, **kw)
+        assert str(mine.value).split(":")[0].split(" (")[0][:30] == str(exc).split(":")[0].split(" (")[0][:30]
+        return
+    close(torchplug.func.rearrange(x, pattern, **kw), expected)
+    close(torchplug.func.rearrange([x, x], "n " + pattern.replace("->", "-> n", 1), **kw),
+          torch.func.rearrange([xt, xt], "n " + pattern.replace("->", "-> n", 1), **kw))

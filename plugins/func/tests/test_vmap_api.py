@@ -18,7 +18,7 @@ def test_exposed_names():
 
     assert torchplug.vmap is tf.vmap
     assert torchplug.func.vmap is tf.vmap
-    for name in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize",
+    for name in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "rearrange",
                  "functional_call", "stack_module_state", "functionalize", "replace_all_batch_norm_modules_",
                  "debug_unwrap"):
         assert callable(getattr(tf, name)), name

@@ -541,3 +541,53 @@ def test_custom_op_with_backward_formula_gives_no_tangent_like_torch():
         return [p, "none" if tan is None else tan]
 
     _assert_same(*_both(build))
+
+
+def test_gradcheck_checks_forward_ad():
+    from torchplug.autograd import GradcheckError, gradcheck, gradgradcheck
+
+    x = torchplug.tensor([0.3, -0.7, 1.2], dtype=torchplug.float64, requires_grad=True)
+    z = torchplug.tensor([0.5 + 0.2j, -0.1 + 1.0j], dtype=torchplug.complex128, requires_grad=True)
+    assert gradcheck(lambda a: (a.sin() * a.exp()).cumsum(0), (x,), check_forward_ad=True)
+    assert gradcheck(lambda a: (a * a.conj()).real + a.abs(), (z,), check_forward_ad=True, check_backward_ad=False)
+    assert gradgradcheck(lambda a: a.tanh() * a, (x,), check_fwd_over_rev=True)
+
+    class WrongJvp(torchplug.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+
+    assert gradcheck(WrongJvp.apply, (x,))
+    with pytest.raises(GradcheckError, match="Jacobian computed with forward mode mismatch for output 0 with "
+                                             "respect to input 0"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert not gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, raise_exception=False)
+
+
+def test_gradgradcheck_detects_a_wrong_double_backward():
+    # (it used to evaluate the gradient function under no_grad, found no outputs and compared nothing)
+    from torchplug.autograd import GradcheckError, gradcheck, gradgradcheck
+
+    class Cube(torchplug.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 3 * (a * a).detach()  # right values, but its own derivative in a is lost
+
+    x = torchplug.tensor([0.3, -0.7], dtype=torchplug.float64, requires_grad=True)
+    assert gradcheck(Cube.apply, (x,))
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradgradcheck(Cube.apply, (x,))

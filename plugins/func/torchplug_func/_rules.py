@@ -264,8 +264,8 @@ def _dims_rule(dim_pos: int, *, keepdim_pos: int | None = None, none_means_all: 
                     _wrap_dim(d, 0)
             if keepdim_pos is not None:
                 values[keepdim_pos] = False
-            result = call(op, values)
-            return _out(result, level)
+            # a shape-keeping op returns (n, 1) for the (n, 1) physical input: back to one value per sample
+            return _out(_squeeze_unit(call(op, values)), level)
         if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0 and none_means_all):
             if not none_means_all:
                 result = call(op, values)
@@ -288,39 +288,39 @@ def _dims_rule(dim_pos: int, *, keepdim_pos: int | None = None, none_means_all: 
     return dims_rule
 
 
+def _squeeze_unit(result: Any) -> Any:
+    if isinstance(result, _Tensor):
+        return result.squeeze(-1) if result.dim() == 2 else result
+    return type(result)(_squeeze_unit(r) for r in result)
+
+
 def _reshape_all(result: Any, shape: tuple[int, ...]) -> Any:
     if isinstance(result, _Tensor):
         return result.reshape(shape)
     return type(result)(_reshape_all(r, shape) for r in result)
 
 
-for _names, _kw in (
-    (("sum", "mean", "nansum", "nanmean", "amax", "amin", "all", "any", "logsumexp"), dict(dim_pos=1, keepdim_pos=2, list_dims=True)),
-    (("prod", "argmax", "argmin"), dict(dim_pos=1, keepdim_pos=2)),
-    (("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", "cummax", "cummin", "_softmax",
-      "_log_softmax", "softmax.int", "log_softmax.int", "cumsum", "cumprod", "glu", "unbind.int"), dict(dim_pos=1, keepdim_pos=2)),
-    (("var", "std", "var_mean", "std_mean"), dict(dim_pos=1, keepdim_pos=3, list_dims=True)),
-    (("kthvalue",), dict(dim_pos=2, keepdim_pos=3)),
-    (("linalg_vector_norm",), dict(dim_pos=2, keepdim_pos=3, list_dims=True)),
-    (("sort", "argsort", "topk_", "flip"), dict(dim_pos=1)),
-    (("count_nonzero",), dict(dim_pos=1, list_dims=True)),
-    (("_softmax_backward_data", "_log_softmax_backward_data"), dict(dim_pos=2, extra_tensor_pos=(1,))),
-    (("scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two"), dict(dim_pos=1, extra_tensor_pos=(2, 3))),
-):
+# op -> where its dim (and keepdim) arguments are; ``list_dims``: the dim is an int list
+_DIM_OPS: dict[tuple[str, ...], dict[str, Any]] = {
+    ("sum", "mean", "nansum", "nanmean", "amax", "amin", "all", "any", "logsumexp"):
+        dict(dim_pos=1, keepdim_pos=2, list_dims=True),
+    ("prod", "argmax", "argmin", "max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode"):
+        dict(dim_pos=1, keepdim_pos=2),
+    ("var", "std", "var_mean", "std_mean"): dict(dim_pos=1, keepdim_pos=3, list_dims=True),
+    ("kthvalue",): dict(dim_pos=2, keepdim_pos=3),
+    ("linalg_vector_norm",): dict(dim_pos=2, keepdim_pos=3, list_dims=True),
+    ("count_nonzero",): dict(dim_pos=1, list_dims=True),
+    # ops along one dim that keep the shape
+    ("cummax", "cummin", "cumsum", "cumprod", "_softmax", "_log_softmax", "softmax.int", "log_softmax.int", "glu",
+     "sort", "argsort"): dict(dim_pos=1),
+    ("topk",): dict(dim_pos=2),
+    ("flip",): dict(dim_pos=1, list_dims=True, none_means_all=False),
+    ("_softmax_backward_data", "_log_softmax_backward_data"): dict(dim_pos=2, extra_tensor_pos=(1,)),
+    ("scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two"): dict(dim_pos=1, extra_tensor_pos=(2, 3)),
+}
+for _names, _kw in _DIM_OPS.items():
     for _n in _names:
-        _kw2 = dict(_kw)
-        if _n in ("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", "cummax", "cummin", "_softmax",
-                  "_log_softmax", "softmax.int", "log_softmax.int", "cumsum", "cumprod", "glu", "unbind.int", "flip"):
-            _kw2["keepdim_pos"] = 2 if _n in ("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode") else None
-        if _n == "flip":
-            _kw2["list_dims"] = True
-            _kw2["none_means_all"] = False
-        RULES["aten::" + _n] = _dims_rule(**_kw2)
-
-# std/var with unbiased keeps the same dims positions (correction is keyword-only)
-RULES["aten::topk"] = _dims_rule(2)
-RULES["aten::softmax.int"] = _dims_rule(1)
-RULES["aten::log_softmax.int"] = _dims_rule(1)
+        RULES["aten::" + _n] = _dims_rule(**_kw)
 
 
 @rule("gather", "index_select")
@@ -712,20 +712,15 @@ def nll_loss_rule(op: Any, level: int, x: Any, target: Any, weight: Any, reducti
 
 @rule("binary_cross_entropy")
 def bce_rule(op: Any, level: int, x: Any, target: Any, weight: Any = None, reduction: int = 1) -> Any:
-    rank = max(x.dim(), target.dim(), weight.dim() if weight is not None else 0)
+    """Unreduced on the physical values (input and target have one shape, so both get the batch dim), then
+    reduced per sample."""
     n = _size((x, target, weight), level)
-
-    def phys(t: Any) -> Any:
-        if t is None:
-            return None
-        v, b = front(t, level)
-        if b and t.dim() < rank:
-            v = v.reshape((n,) + (1,) * (rank - t.dim()) + tuple(v.shape[1:]))
-        return v
-
-    out = call(op, (phys(x), phys(target), phys(weight), 0))
-    if out.dim() == 1 or not (out.shape[0] == n and (x.__class__ is BatchedTensor or target.__class__ is BatchedTensor)):
-        out = materialize(wrap(out, 0, level), level, n) if out.shape[0] == n else out
+    xv, tv = materialize(x, level, n), materialize(target, level, n)
+    wv = weight
+    if weight is not None and weight.__class__ is BatchedTensor and weight._bt_level == level:
+        wv, _ = front(weight, level)
+        wv = wv.reshape((n,) + (1,) * (x.dim() - weight.dim()) + tuple(wv.shape[1:]))
+    out = call(op, (xv, tv, wv, 0))
     if reduction == 0:
         return wrap(out, 0, level)
     flat = out.reshape(n, -1)

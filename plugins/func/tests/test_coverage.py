@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import torchplug
 
 _DATA_DEPENDENT = "output shape depends on the values (torch has no batching rule either)"
@@ -100,3 +102,67 @@ def test_doctor_lists_the_batched_key():
     assert proc.returncode == 0, proc.stderr
     assert "torchplug_func._kernels:batched_fallback [registered by plugin 'func'" in proc.stdout
     assert any(line.split()[:1] == ["Batched"] for line in proc.stdout.splitlines())
+
+
+def _simple_ops():
+    """Table ops whose required arguments are one or two tensors (the rest defaulted), not random/out/in-place."""
+    from torchplug._dispatch.dispatcher import DISPATCHER
+    from torchplug._schemas import expand_table
+
+    torchplug.vmap
+    found = []
+    for schema, tags, _w in expand_table():
+        if {"out", "random", "inplace"} & set(tags):
+            continue
+        name = schema.split("(")[0]
+        entry = DISPATCHER.find(name)
+        if entry is None:
+            continue
+        required = [a for a in entry.schema.arguments if not a.has_default]
+        if len(required) in (1, 2) and all(a.type.base == "Tensor" and not a.type.is_list for a in required):
+            found.append(name)
+    return found
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, (0, None), (None, 1)], ids=["0", "1", "0-None", "None-1"])
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the fallback's, and the ops' own (complex casts)
+def test_every_simple_table_op_batches_like_the_loop(in_dims):
+    """vmap(op) equals the op applied sample by sample and stacked, for every op of the table that takes one
+    or two tensors (whichever way it batches: rule, decomposition or fallback)."""
+    from torchplug._dispatch.dispatcher import DISPATCHER
+
+    gen = torchplug.Generator().manual_seed(0)
+    x = torchplug.rand(4, 3, 5, dtype=torchplug.float64, generator=gen) + 0.5
+    y = torchplug.rand(4, 3, 5, dtype=torchplug.float64, generator=gen) + 0.5
+    checked = 0
+    failures = []
+    for name in _simple_ops():
+        op = DISPATCHER.find(name).overload
+        n_args = sum(1 for a in op._entry.schema.arguments if not a.has_default)
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * n_args
+        if len(dims) != n_args:
+            continue
+        inputs = [t.movedim(0, d) if d else (t if d == 0 else t[0]) for t, d in zip((x, y), dims)]
+        try:
+            per_sample = [op(*[t.select(d, i) if d is not None else t for t, d in zip(inputs, dims)]) for i in range(4)]
+        except Exception:  # noqa: BLE001 - the op refuses these inputs outside vmap too
+            continue
+        if not isinstance(per_sample[0], (torchplug.Tensor, tuple)):
+            continue
+        try:
+            got = torchplug.vmap(op, in_dims=dims)(*inputs)
+        except RuntimeError as exc:
+            if "vmap: It looks like you're calling .item()" in str(exc):
+                continue  # ops returning a Python value (equal, allclose): torch refuses them too
+            failures.append((name, repr(exc)[:200]))
+            continue
+        results = list(zip(*per_sample)) if isinstance(per_sample[0], tuple) else [per_sample]
+        outs = list(got) if isinstance(got, tuple) else [got]
+        for out, ref in zip(outs, results):
+            expected = torchplug.stack(list(ref))
+            if tuple(out.shape) != tuple(expected.shape) or out.dtype != expected.dtype or not bool(
+                    (out.double().nan_to_num(0) - expected.double().nan_to_num(0)).abs().sum() < 1e-9):
+                failures.append((name, tuple(out.shape), tuple(expected.shape)))
+        checked += 1
+    assert checked > (150 if not isinstance(in_dims, tuple) else 50)  # the tuples apply to two-tensor ops
+    assert not failures, failures

@@ -119,6 +119,8 @@ def _simple_ops():
         if entry is None:
             continue
         required = [a for a in entry.schema.arguments if not a.has_default]
+        if entry.schema.mutated_argument_indices:  # copy_, fill_: they write their input
+            continue
         if len(required) in (1, 2) and all(a.type.base == "Tensor" and not a.type.is_list for a in required):
             found.append(name)
     return found

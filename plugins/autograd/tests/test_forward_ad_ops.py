@@ -82,6 +82,41 @@ CASES.update({
 })
 
 
+def _seeded_dropout(T, a):
+    T.manual_seed(7)  # torchplug's cpu stream is torch's: the same mask
+    return T.nn.functional.dropout(a, 0.4, training=True)
+
+
+_L = np.linspace(-1.0, 1.0, 24)
+CASES.update({
+    # ops reached by forward-over-reverse through these: the backward ops of upsampling, padding,
+    # embedding and dropout
+    "nn_interp_nearest1d": (lambda T, a: T.nn.functional.interpolate(a, scale_factor=2) ** 2, [_L.reshape(1, 3, 8)], None),
+    "nn_interp_nearest2d": (lambda T, a: T.nn.functional.interpolate(a, size=(5, 3)) ** 2, [_L.reshape(1, 2, 3, 4)], None),
+    "nn_interp_nearest3d": (lambda T, a: T.nn.functional.interpolate(a, scale_factor=2) ** 2, [_L.reshape(1, 1, 2, 3, 4)],
+                            None),
+    "nn_interp_nearest_exact1d": (lambda T, a: T.nn.functional.interpolate(a, size=5, mode="nearest-exact") ** 2,
+                                  [_L.reshape(1, 3, 8)], None),
+    "nn_interp_nearest_exact2d": (lambda T, a: T.nn.functional.interpolate(a, size=(5, 3), mode="nearest-exact") ** 2,
+                                  [_L.reshape(1, 2, 3, 4)], None),
+    "nn_interp_nearest_exact3d": (lambda T, a: T.nn.functional.interpolate(a, size=(3, 4, 5), mode="nearest-exact") ** 2,
+                                  [_L.reshape(1, 1, 2, 3, 4)], None),
+    "nn_interp_linear": (lambda T, a: T.nn.functional.interpolate(a, size=11, mode="linear") ** 2, [_L.reshape(1, 3, 8)],
+                         None),
+    "nn_interp_bilinear": (lambda T, a: T.nn.functional.interpolate(a, size=(5, 7), mode="bilinear",
+                                                                     align_corners=True) ** 2, [_L.reshape(1, 2, 3, 4)], None),
+    "nn_interp_trilinear": (lambda T, a: T.nn.functional.interpolate(a, scale_factor=2, mode="trilinear") ** 2,
+                            [_L.reshape(1, 1, 2, 3, 4)], None),
+    "nn_replication_pad1d": (lambda T, a: T.nn.functional.pad(a, (2, 3), mode="replicate") ** 2, [_L.reshape(1, 3, 8)],
+                             None),
+    "nn_embedding_dense": (lambda T, w: T.nn.functional.embedding(T.tensor([[0, 2], [2, 3]]), w) ** 2,
+                           [_L.reshape(6, 4)], None),
+    "nn_dropout_train": (_seeded_dropout, [_L.reshape(4, 6)], None),
+    "nn_native_dropout": (lambda T, a: (T.manual_seed(7), T.ops.aten.native_dropout(a, 0.4, True)[0] ** 2)[1],
+                          [_L.reshape(4, 6)], None),
+})
+
+
 def _tangent(a, rng):
     t = rng.standard_normal(a.shape)
     if np.iscomplexobj(a):
@@ -268,11 +303,9 @@ def test_forward_over_reverse_against_torch(name):
 
 
 def test_every_op_of_the_tables_has_a_checked_jvp():
-    """Every differentiable op of the base (P0) table gets its jvp from a rule, and the cases above run it.
-
-    Over the whole table, every op with a backward rule has a jvp strategy, and every op without one
-    is a decomposition, non-differentiable or refuses forward AD loudly (like backward).
-    """
+    """Every differentiable op of the whole op table (the base/P0 table included) gets its jvp from its
+    rule, and the cases above run it (jvp or forward-over-reverse); ops without a rule decompose, are
+    non-differentiable, or refuse forward AD loudly."""
     from torchplug._dispatch.dispatcher import DISPATCHER
     from torchplug._schemas import base, expand_table
     from torchplug_autograd._jvp import strategy_kind
@@ -280,27 +313,29 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
     from torchplug_autograd._register import classify
     from torchplug_autograd._rules import RULES
 
-    for fn, arrays, requires in CASES.values():
+    for name, (fn, arrays, requires) in CASES.items():
         run_jvp(torchplug, fwAD, fn, arrays, requires)
-        if fn in {c[0] for k, c in CASES.items() if k.startswith("nn_")}:
+        if name.startswith("nn_"):
             run_forward_over_reverse(torchplug, fwAD, fn, arrays)
     for fn in RANDOM_ZERO.values():
         run_jvp(torchplug, fwAD, fn, [np.linspace(0.1, 0.9, 6)], None)
     base_ops = {"aten::" + row.split("(")[0] for row in base.ROWS}
-    unchecked, kinds = [], {}
+    unchecked, kinds, seen_base = [], {}, 0
     for schema, _tags, _wrapped in expand_table():
         name = schema.split("(")[0]
         entry = DISPATCHER.find(name)
         if entry is None:
             continue
         kind, _ = classify(entry)
-        if kind == "rule":
-            kinds[name] = strategy_kind(entry, RULES[name])
-            decomposed = bool(entry.kernels.get("CompositeImplicitAutograd"))  # (its rule is never reached)
-            if name in base_ops and name not in FORWARD_BUILT and not decomposed:
-                unchecked.append(name)
-    assert not unchecked, f"base-table ops whose jvp no case runs: {unchecked}"
-    assert set(kinds.values()) <= {"rule", "decomposition", "linear", "elementwise", "double_vjp"}
+        if kind != "rule" or entry.kernels.get("CompositeImplicitAutograd"):  # (a CIA op's rule is never reached)
+            continue
+        kinds[name] = strategy_kind(entry, RULES[name])
+        seen_base += name in base_ops
+        if name not in FORWARD_BUILT:
+            unchecked.append(name)
+    assert not unchecked, f"ops whose jvp no case runs: {unchecked}"
+    assert seen_base > 60 and len(kinds) > 250
+    assert set(kinds.values()) == {"rule", "decomposition", "linear", "elementwise", "double_vjp"}
 
 
 def _module(T, name):

@@ -16,6 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torchplug
+
+from ._norm_grads import normalized_grads
+
 __all__ = ["JVP_RULES", "JVP_DECOMPOSITIONS", "LINEAR", "ELEMENTWISE_EXCLUDED", "jvp_rule", "jvp_decomposition"]
 
 
@@ -120,8 +124,6 @@ def _addmm(args, result, tans):
 @jvp_rule("convolution")
 def _convolution(args, result, tans):
     # bilinear in (input, weight), plus the bias broadcast over the batch and spatial dims
-    import torchplug
-
     x, w, _bias, *rest = args
     tx, tw, tb = tans
 
@@ -154,8 +156,6 @@ def _log_softmax(args, result, tans):
 @jvp_rule("constant_pad_nd")
 def _constant_pad_nd(args, result, tans):
     # affine: the padding value is a constant, so the tangent is padded with zeros
-    import torchplug
-
     return torchplug.constant_pad_nd(tans[0], args[1], 0)
 
 
@@ -163,16 +163,12 @@ def _constant_pad_nd(args, result, tans):
 def _random(args, result, tans):
     # a sample is piecewise constant in its parameters: a zero tangent (torch: zeros for poisson; it has
     # no forward formula for bernoulli and raises there)
-    import torchplug
-
     return torchplug.zeros_like(result)
 
 
 @jvp_rule("copy_")
 def _copy(args, result, tans):
     # self is overwritten: only src's tangent survives (zeros when src has none)
-    import torchplug
-
     src_t = tans[1]
     if src_t is None:
         return torchplug.zeros_like(result)
@@ -189,19 +185,15 @@ def _eps_from_rstd(x: Any, rstd: Any, dims: list[int]) -> float:
 
 @jvp_decomposition("native_layer_norm_backward")
 def _layer_norm_backward(args):
-    from ._formulas_double import _normalized_grads
-
     grad_out, x, normalized_shape, _mean, rstd, weight, _bias, mask = args
     dims = list(range(x.dim() - len(normalized_shape), x.dim()))
     lead = [1] * (x.dim() - len(normalized_shape))
     w = None if weight is None else weight.reshape(lead + list(weight.shape))
-    return tuple(_normalized_grads(grad_out, x, w, dims, _eps_from_rstd(x, rstd, dims), mask))
+    return tuple(normalized_grads(grad_out, x, w, dims, _eps_from_rstd(x, rstd, dims), mask))
 
 
 @jvp_decomposition("native_batch_norm_backward")
 def _batch_norm_backward(args):
-    from ._formulas_double import _normalized_grads
-
     grad_out, x, weight, running_mean, running_var, _save_mean, _save_invstd, train, eps, mask = args
     dims = [0] + list(range(2, x.dim()))
     shape = [1, -1] + [1] * (x.dim() - 2)
@@ -209,21 +201,17 @@ def _batch_norm_backward(args):
     if not train:  # eval mode normalizes with the running statistics: constants
         stats = (running_mean.detach().reshape(shape), (running_var.detach().reshape(shape) + eps).rsqrt())
     w = None if weight is None else weight.reshape(shape)
-    return tuple(_normalized_grads(grad_out, x, w, dims, eps, mask, stats))
+    return tuple(normalized_grads(grad_out, x, w, dims, eps, mask, stats))
 
 
 @jvp_decomposition("native_group_norm_backward")
 def _group_norm_backward(args):
-    import torchplug
-
-    from ._formulas_double import _normalized_grads
-
     grad_out, x, _mean, rstd, weight, N, C, HxW, group, mask = args
     grouped = [N, group, C // group, HxW]
     eps = _eps_from_rstd(x.reshape(grouped), rstd, [2, 3])
     w4 = (torchplug.ones(1, group, C // group, 1, dtype=x.dtype, device=x.device) if weight is None
           else weight.reshape(1, group, C // group, 1))
-    outs = _normalized_grads(grad_out.reshape(grouped), x.reshape(grouped), w4, [2, 3], eps, mask)
+    outs = normalized_grads(grad_out.reshape(grouped), x.reshape(grouped), w4, [2, 3], eps, mask)
     return tuple(None if o is None else o.reshape(x.shape if k == 0 else (C,)) for k, o in enumerate(outs))
 
 

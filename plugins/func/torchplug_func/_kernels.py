@@ -161,17 +161,33 @@ def _generator_of(args: tuple[Any, ...]) -> Any:
     return None
 
 
+def _default_rng_module(args: tuple[Any, ...]) -> Any:
+    """The module whose get/set_rng_state hold the default generator of the op's device (torchplug for cpu)."""
+    for a in args:
+        if isinstance(a, torchplug.Tensor):
+            kind = a.device.type
+            if kind != "cpu":
+                module = getattr(torchplug, kind, None)
+                if module is not None and hasattr(module, "get_rng_state"):
+                    return module
+            break
+    return torchplug
+
+
 def _rng_snapshot(args: tuple[Any, ...]) -> tuple[Any, Any]:
     gen = _generator_of(args)
-    return (gen, gen.get_state()) if gen is not None else (None, torchplug.get_rng_state())
+    if gen is not None:
+        return gen, gen.get_state()
+    module = _default_rng_module(args)
+    return module, module.get_rng_state()
 
 
 def _rng_restore(state: tuple[Any, Any]) -> None:
-    gen, value = state
-    if gen is not None:
-        gen.set_state(value)
+    owner, value = state
+    if isinstance(owner, torchplug.Generator):
+        owner.set_state(value)
     else:
-        torchplug.set_rng_state(value)
+        owner.set_rng_state(value)
 
 
 # random ops drawing one independent value per element (a sample's draws do not depend on its shape)

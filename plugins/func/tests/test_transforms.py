@@ -287,3 +287,19 @@ def test_rearrange(pattern, kw):
     close(torchplug.func.rearrange(x, pattern, **kw), expected)
     close(torchplug.func.rearrange([x, x], "n " + pattern.replace("->", "-> n", 1), **kw),
           torch.func.rearrange([xt, xt], "n " + pattern.replace("->", "-> n", 1), **kw))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.func.grad(lambda t: t.sum())(m.ones(3, dtype=m.long)),
+    lambda m: m.func.vjp(lambda t: t, 3.0),
+    lambda m: m.func.jvp(lambda t: t, (m.ones(2),), (m.ones(3),)),
+    lambda m: m.func.jvp(lambda t: t, [m.ones(2)], [m.ones(2)]),
+    lambda m: m.func.vjp(lambda t: t * 2, m.ones(2))[1](m.ones(3)),
+], ids=["int-input", "not-a-tensor", "tangent-shape", "primals-list", "cotangent-shape"])
+def test_transform_errors_match_torch(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(Exception) as mine:
+        call(torchplug)
+    assert type(mine.value) is type(theirs.value)
+    assert str(mine.value) == str(theirs.value)

@@ -64,8 +64,7 @@ def _prepare(tree: Any, what: str) -> tuple[Any, list[_Input]]:
     new = []
     for leaf in leaves:
         if not isinstance(leaf, torchplug.Tensor):
-            raise RuntimeError(f"{what}: Expected {what.split('(')[0]} inputs to be Tensors (or pytrees of Tensors), "
-                               f"got {type(leaf)}")
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
         if not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         inp = _Input(leaf)
@@ -232,8 +231,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         grad_outs = []
         for ct, o, (p, chain) in zip(flat_ct, flat_out, peeled):
             if tuple(ct.shape) != tuple(o.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {ct.shape} and output[0] has a "
-                                   f"shape of {o.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {_torch_size(ct.shape)} and "
+                                   f"output[0] has a shape of {_torch_size(o.shape)}.")
             g = ct
             for level, bdim, size in reversed(chain):
                 g = expose(g, level, bdim, size)
@@ -251,6 +250,10 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     if has_aux:
         return out, vjp_fn, tree_map(lambda t: _detach_keep_levels(t, keep), aux)
     return out, vjp_fn
+
+
+def _torch_size(shape: Any) -> str:
+    return f"torch.Size([{', '.join(str(int(s)) for s in shape)}])"
 
 
 # ---- jacrev / hessian ---------------------------------------------------------------------------------

@@ -70,8 +70,9 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             raise RuntimeError(f"{name}: Expected primals and tangents to only contain Tensors, got "
                                f"{type(p if not isinstance(p, torchplug.Tensor) else t)}")
         if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(f"{name}: Expected primals and tangents to have the same shape, got primal of shape "
-                               f"{tuple(p.shape)} and tangent of shape {tuple(t.shape)}")
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
     fa = _forward_ad()
     if _forward_level_active(fa) or any(_autodiff._requires_grad_deep(p) for p in flat_p):
         # nested in another forward transform, or differentiated afterwards by reverse mode (an outer

@@ -153,6 +153,35 @@ def _log_softmax(args, result, tans):
     return t - (t * result.exp()).sum(dim, keepdim=True)
 
 
+@jvp_rule("_softmax_backward_data")
+def _softmax_backward_data(args, result, tans):
+    # f = y * (g - sum(g * y)): df = dy * (g - s) + y * (dg - sum(dg * y + g * dy))
+    g, y, dim = args[0], args[1], args[2]
+    tg, ty = tans
+    out = None
+    if ty is not None:
+        out = ty * (g - (g * y).sum(dim, keepdim=True)) - y * (g * ty).sum(dim, keepdim=True)
+    if tg is not None:
+        term = y * (tg - (tg * y).sum(dim, keepdim=True))
+        out = term if out is None else out + term
+    return out
+
+
+@jvp_rule("_log_softmax_backward_data")
+def _log_softmax_backward_data(args, result, tans):
+    # f = g - exp(y) * sum(g): df = dg - exp(y) * (dy * sum(g) + sum(dg))
+    g, y, dim = args[0], args[1], args[2]
+    tg, ty = tans
+    p = y.exp()
+    out = None
+    if ty is not None:
+        out = -(p * ty) * g.sum(dim, keepdim=True)
+    if tg is not None:
+        term = tg - p * tg.sum(dim, keepdim=True)
+        out = term if out is None else out + term
+    return out
+
+
 @jvp_rule("constant_pad_nd")
 def _constant_pad_nd(args, result, tans):
     # affine: the padding value is a constant, so the tangent is padded with zeros

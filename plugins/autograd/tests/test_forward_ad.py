@@ -101,6 +101,10 @@ def test_no_grad_keeps_forward_ad_and_inference_mode_drops_it():
             w.add_(1)  # a leaf written under no_grad: allowed, and no history
             z = d * w
         assert z.grad_fn is None and w.grad_fn is None
+        with torchplug.set_grad_enabled(False):
+            assert fwAD.unpack_dual(d.exp()).tangent is not None
+        with torchplug.inference_mode():
+            assert fwAD.unpack_dual(d.sin()).tangent is None  # torch: inference mode stops forward AD
     a = torchplug.ones(2, requires_grad=True)
     with torchplug.no_grad():
         assert (a * 2).grad_fn is None  # no level: grad mode masks autograd as before

@@ -12,6 +12,8 @@ from typing import Any, NamedTuple
 
 from torchplug._tensor import Tensor
 
+# FW, enter_level and exit_level are no public API: they are the plugin's stack of levels, which
+# torchplug.func's transforms nest (the public functions allow one level, as PyTorch's).
 from torchplug_autograd._forward import FW, enter_level, exit_level, set_tangent, tangent_of
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]

@@ -211,8 +211,17 @@ def entry_elementwise(op: Any, args: tuple[Any, ...], level: int) -> bool:
     return not any(_is_batched_at(a, level) for a in args[1:])
 
 
+_DROPOUTS = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout",
+                       "aten::dropout_", "aten::feature_dropout_", "aten::alpha_dropout_", "aten::feature_alpha_dropout_"})
+
+
 def random_op(ks: int, op: Any, args: tuple[Any, ...], level: int) -> Any:
     """A random op inside vmap, by the innermost level's ``randomness`` mode (PyTorch's semantics)."""
+    entry = op._entry
+    if entry.schema.full_name in _DROPOUTS and (not args[2] or args[1] in (0, 1)):
+        # dropout that draws nothing (eval mode, p 0 or 1): as PyTorch, not a random op for vmap
+        composite = _composite_kernel(entry) or _explicit_kernel(entry)
+        return composite(*args) if level else op.redispatch(ks & _NOB, *args)
     if level:
         mode = find_level(level).randomness if find_level(level) is not None else "different"
     else:

@@ -493,9 +493,10 @@ def _one_dim(pos: int = 1, extra: int = 0) -> Rule:
     return one_dim_rule
 
 
-for _n in ("select.int", "slice.Tensor", "narrow", "unfold", "split.Tensor", "split_with_sizes", "chunk",
-           "tensor_split.sections", "tensor_split.indices", "unflatten.int", "unbind.int"):
-    RULES["aten::" + _n] = _one_dim()
+for _n in ("select.int", "slice.Tensor", "narrow", "unfold", "unflatten.int", "unbind.int"):
+    RULES["aten::" + _n] = _one_dim()  # (self, dim, ...)
+for _n in ("split.Tensor", "split_with_sizes", "chunk", "tensor_split.sections", "tensor_split.indices"):
+    RULES["aten::" + _n] = _one_dim(2)  # (self, sizes or count, dim)
 
 
 @rule("diagonal", "diagonal_copy")

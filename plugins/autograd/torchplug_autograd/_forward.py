@@ -35,12 +35,8 @@ from ._graph import autograd_bit
 from ._state import FW
 
 __all__ = ["FW", "tangent_of", "set_tangent", "enter_level", "exit_level", "make_forward", "attach",
-           "positional_caller", "not_implemented_error", "DualLevelError",
+           "positional_caller", "not_implemented_error",
            "make_forward_inplace", "write_tangent", "has_tangent"]
-
-
-class DualLevelError(RuntimeError):
-    pass
 
 
 def enter_level() -> int:

@@ -14,7 +14,7 @@ from torchplug._dispatch.dispatcher import OperatorEntry
 from torchplug._tensor import Tensor
 
 from ._forward import positional_caller
-from ._jvp_rules import ELEMENTWISE_EXCLUDED, JVP_DECOMPOSITIONS, JVP_RULES, LINEAR
+from ._jvp_rules import JVP_DECOMPOSITIONS, JVP_RULES, LINEAR
 from ._rules import Rule
 
 __all__ = ["strategy_for", "strategy_kind"]
@@ -36,7 +36,7 @@ def strategy_kind(entry: OperatorEntry, rule: Rule) -> str:
     rets = entry.schema.returns
     if name in LINEAR or (len(rets) == 1 and rets[0].alias is not None and not rets[0].alias.is_write):
         return "linear"
-    if "pointwise" in entry.tags and name not in ELEMENTWISE_EXCLUDED and len(rets) == 1:
+    if "pointwise" in entry.tags and len(rets) == 1:
         return "elementwise"
     return "double_vjp"
 

@@ -3,9 +3,10 @@
 Most ops need nothing here: a view's tangent is the view of the tangent, a pointwise op's comes
 from its backward formula, and anything else from its backward formula differentiated once more.
 This module lists the ops PyTorch treats as linear (``auto_linear``: the op applied to the
-tangents), pointwise ops whose backward formula reduces and so cannot be applied to a tangent, and
-explicit rules where the generic route would be slow (the matrix products) or wrong (affine ops
-whose constant must not reach the tangent).
+tangents; also ``masked_fill.Tensor``, a pointwise op whose value gradient is a reduction), explicit
+rules where the generic route would be slow (matrix products, softmax, convolution) or wrong (affine
+ops whose constant must not reach the tangent, random samples), and decompositions for ops whose
+backward formula stops at second order (the normalizations).
 
 A rule is ``fn(args, result, tangents)``: ``args`` in schema order, ``tangents`` one per
 differentiable input (``None`` where it has none).
@@ -20,7 +21,7 @@ import torchplug
 
 from ._norm_grads import normalized_grads
 
-__all__ = ["JVP_RULES", "JVP_DECOMPOSITIONS", "LINEAR", "ELEMENTWISE_EXCLUDED", "jvp_rule", "jvp_decomposition"]
+__all__ = ["JVP_RULES", "JVP_DECOMPOSITIONS", "LINEAR", "jvp_rule", "jvp_decomposition"]
 
 
 def _q(names: str) -> frozenset[str]:
@@ -38,10 +39,6 @@ LINEAR = _q("""
     upsample_nearest3d _upsample_nearest_exact3d upsample_linear1d upsample_bilinear2d upsample_trilinear3d
     avg_pool2d avg_pool3d _adaptive_avg_pool2d im2col col2im conj_physical neg real imag embedding
 """)
-
-# Pointwise ops whose backward formula is not a per-element product (it reduces or needs the
-# output gradient's full shape): they take the double-vjp route.
-ELEMENTWISE_EXCLUDED = _q("")
 
 JVP_RULES: dict[str, Callable[..., Any]] = {}
 # op -> fn(args) recomputing the op's outputs with differentiable primitives: run on the dual inputs,

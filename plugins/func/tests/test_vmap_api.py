@@ -222,3 +222,11 @@ def test_explain_shows_the_batched_key():
     torchplug.vmap(f)(x)
     assert "Batched" in text["add"]
     assert "batching_rule[pointwise]" in text["add"]
+
+
+def test_expand_error_matches_torch():
+    with pytest.raises(RuntimeError) as theirs:
+        torch.vmap(lambda a: a.expand(2))(torch.ones(5, 3, 4))
+    with pytest.raises(RuntimeError) as mine:
+        torchplug.vmap(lambda a: a.expand(2))(torchplug.ones(5, 3, 4))
+    assert str(mine.value) == str(theirs.value)

@@ -423,11 +423,9 @@ def expand_rule(op: Any, level: int, self: Any, size: Any, implicit: bool = Fals
     v, _ = front(self, level)
     size = list(size)
     rank = self.dim()
-    if len(size) < rank:
-        raise RuntimeError(
-            f"expand({self.dtype.__repr__().replace('torchplug.', 'torch.')[6:].capitalize()}Type{{{list(self.shape)}}}, "
-            f"size=[{', '.join(map(str, size))}]): the number of sizes provided ({len(size)}) must be greater or equal "
-            f"to the number of dimensions in the tensor ({rank})")
+    if len(size) < rank:  # PyTorch's batching rule's message
+        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({rank})")
     extra = len(size) - rank
     v = v.reshape((v.shape[0],) + (1,) * extra + tuple(v.shape[1:])) if extra else v
     return wrap(A.expand(v, [v.shape[0]] + size), 0, level)

@@ -303,3 +303,14 @@ def test_transform_errors_match_torch(call):
         call(torchplug)
     assert type(mine.value) is type(theirs.value)
     assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("which", ["jacrev", "jacfwd"])
+def test_jacobian_has_aux_and_chunks(which):
+    (x, xt) = pair(5, seed=2)
+    f = lambda m: (lambda a: (a.sin() * a.sum(), {"aux": a.cos()}))  # noqa: E731
+    mine, theirs = getattr(torchplug.func, which), getattr(torch.func, which)
+    close(mine(f(torchplug), has_aux=True)(x), theirs(f(torch), has_aux=True)(xt))
+    if which == "jacrev":
+        g = lambda m: (lambda a: a.exp() * a.sum())  # noqa: E731
+        close(mine(g(torchplug), chunk_size=2)(x), theirs(g(torch), chunk_size=2)(xt))

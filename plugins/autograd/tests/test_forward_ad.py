@@ -105,6 +105,16 @@ def test_no_grad_keeps_forward_ad_and_inference_mode_drops_it():
             assert fwAD.unpack_dual(d.exp()).tangent is not None
         with torchplug.inference_mode():
             assert fwAD.unpack_dual(d.sin()).tangent is None  # torch: inference mode stops forward AD
+        # under no_grad an input that requires grad is no refused one (nll_loss's weight), and the
+        # tangents computed through backward formulas carry no history
+        target = torchplug.tensor([0, 2, 1])
+        weight = torchplug.tensor([1.0, 2.0, 0.5], dtype=torchplug.float64, requires_grad=True)
+        with torchplug.no_grad():
+            logits = d.unsqueeze(0).expand(3, 3) * torchplug.arange(1.0, 4.0, dtype=torchplug.float64).unsqueeze(1)
+            loss = torchplug.nn.functional.cross_entropy(logits, target, weight=weight)
+            mse = torchplug.nn.functional.mse_loss(d, weight)
+        for out in (loss, mse):
+            assert not out.requires_grad and not fwAD.unpack_dual(out).tangent.requires_grad
     a = torchplug.ones(2, requires_grad=True)
     with torchplug.no_grad():
         assert (a * 2).grad_fn is None  # no level: grad mode masks autograd as before
@@ -599,3 +609,20 @@ def test_gradgradcheck_detects_a_wrong_double_backward():
     assert gradcheck(Cube.apply, (x,))
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
         gradgradcheck(Cube.apply, (x,))
+
+
+def test_no_grad_tangents_match_torch():
+    def build(T):
+        fw = T.autograd.forward_ad
+        x = T.tensor([0.3, -0.7, 1.1], dtype=T.float64)
+        target = T.tensor([0, 2, 1])
+        weight = T.tensor([1.0, 2.0, 0.5], dtype=T.float64, requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, T.tensor([1.0, -2.0, 0.5], dtype=T.float64))
+            with T.no_grad():
+                logits = d.unsqueeze(0).expand(3, 3) * T.arange(1.0, 4.0, dtype=T.float64).unsqueeze(1)
+                outs = [T.nn.functional.cross_entropy(logits, target, weight=weight),
+                        T.nn.functional.mse_loss(d, weight), T.nn.functional.layer_norm(d, (3,)), d.prod()]
+            return [fw.unpack_dual(o).tangent for o in outs]
+
+    _assert_same(*_both(build))

@@ -113,6 +113,14 @@ def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any]) -> Callable
     return elementwise
 
 
+def _detached(a: Any) -> Any:
+    if isinstance(a, Tensor):
+        return a.detach()
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+        return type(a)(x.detach() if isinstance(x, Tensor) else x for x in a)
+    return a
+
+
 def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callable[..., Any]) -> Callable[..., Any]:
     """``J t`` as the gradient of ``<backward(u), t>`` with respect to the output gradient ``u``."""
     from ._engine import grad as autograd_grad
@@ -129,6 +137,9 @@ def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callab
         outs = list(result) if (multi or list_out) else [result]
         prev = STATE.grad_enabled
         if not prev:
+            # under no_grad nothing differentiates the tangent: the primals enter without history (an
+            # input that requires grad must not reach a formula that refuses it)
+            args = tuple(_detached(a) for a in args)
             set_grad_mode(True)
         try:
             us = []

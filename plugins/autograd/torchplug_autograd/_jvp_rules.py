@@ -134,6 +134,19 @@ def _convolution(args, result, tans):
     return out
 
 
+def _nll_loss_rule(name: str) -> None:
+    # linear in self (the class weights are constants); total_weight does not depend on self
+    op = getattr(torchplug.ops.aten, name)
+
+    @jvp_rule(name)
+    def rule(args, result, tans):
+        return op(tans[0], *args[1:])[0], None
+
+
+_nll_loss_rule("nll_loss_forward")
+_nll_loss_rule("nll_loss2d_forward")
+
+
 @jvp_rule("_softmax")
 def _softmax(args, result, tans):
     # y = softmax(x): dy = y * (t - sum(t * y))

@@ -454,7 +454,9 @@ def _refuse_check(entry: OperatorEntry, rule: Rule, names: list[str], ns: dict[s
     for i, a in enumerate(entry.schema.arguments):
         if a.name in rule.refuse:
             x = names[i]
-            lines.append(f"if {x} is not None and {x}._requires_grad:\n    _not_diff({op!r}, {a.name!r})")
+            # (reached under no_grad only while a forward-AD level exists: no history, no refusal then)
+            lines.append(f"if {x} is not None and {x}._requires_grad and _S.grad_enabled:\n"
+                         f"    _not_diff({op!r}, {a.name!r})")
     return "\n".join(lines)
 
 

@@ -104,18 +104,27 @@ def _vdot(args, result, tans):
     return _bilinear(lambda x, y: x.vdot(y), args[0], args[1], *tans)
 
 
-@jvp_rule("addmm")
-def _addmm(args, result, tans):
-    # addmm(self, mat1, mat2, beta, alpha) = beta * self + alpha * mat1 @ mat2
-    self, m1, m2, beta, alpha = args
-    ts, t1, t2 = tans
-    out = _bilinear(lambda x, y: x.mm(y), m1, m2, t1, t2)
-    if out is not None and alpha != 1:
-        out = out * alpha
-    if ts is not None:
-        term = ts * beta if beta != 1 else ts
-        out = term if out is None else out + term
-    return out
+def _scaled_product_rule(name: str, product: Callable[[Any, Any], Any]) -> None:
+    """``op(self, a, b, beta, alpha) = beta * self + alpha * product(a, b)``: addmm, addmv, addr, baddbmm, addbmm."""
+
+    @jvp_rule(name)
+    def rule(args, result, tans):
+        self, a, b, beta, alpha = args
+        ts, ta, tb = tans
+        out = _bilinear(product, a, b, ta, tb)
+        if out is not None and alpha != 1:
+            out = out * alpha
+        if ts is not None:
+            term = ts * beta if beta != 1 else ts
+            out = term if out is None else out + term
+        return out
+
+
+_scaled_product_rule("addmm", lambda x, y: x.mm(y))
+_scaled_product_rule("addmv", lambda x, y: x.mv(y))
+_scaled_product_rule("addr", lambda x, y: torchplug.outer(x, y))
+_scaled_product_rule("baddbmm", lambda x, y: x.bmm(y))
+_scaled_product_rule("addbmm", lambda x, y: x.bmm(y).sum(0))
 
 
 @jvp_rule("convolution")

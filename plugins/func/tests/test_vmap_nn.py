@@ -82,3 +82,21 @@ def test_splitting_ops_against_torch(make):
     x, xt = pair(5, 4, 4)
     for in_dims in (0, 2):
         close(tp.vmap(make(tp), in_dims=in_dims)(x), torch.vmap(make(torch), in_dims=in_dims)(xt))
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_module_against_torch(training):
+    """Evaluation mode batches through the rule; training mode normalizes each sample over its own N."""
+    torch = pytest.importorskip("torch")
+    x, xt = pair(4, 5, 3, 6, dtype="float64")
+    outs = []
+    for m, inp in ((tp, x), (torch, xt)):
+        bn = m.nn.BatchNorm1d(3, track_running_stats=not training).double()
+        with m.no_grad():
+            bn.weight.copy_(m.arange(3, dtype=m.float64) + 1)
+            if not training:
+                bn.running_mean.copy_(m.arange(3, dtype=m.float64) * 0.1)
+                bn.running_var.copy_(m.arange(3, dtype=m.float64) + 0.5)
+        bn.train(training)
+        outs.append(m.vmap(bn)(inp))
+    close(outs[0], outs[1])

@@ -769,3 +769,21 @@ def fill_tensor_rule(op: Any, level: int, self: Any, value: Any) -> Any:
     v, _ = front(self, level)
     call(op, (v, value))
     return self
+
+
+@rule("native_batch_norm")
+def batch_norm_rule(op: Any, level: int, x: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+                    training: bool, momentum: float, eps: float) -> Any:
+    """Evaluation mode normalizes each sample with the running statistics: the batch dim merges into N.
+    Training mode (statistics over N, running-stat updates) and batched parameters take the per-sample loop."""
+    others = (weight, bias, running_mean, running_var)
+    if training or x.dim() < 2 or any(t is not None and t.__class__ is BatchedTensor and t._bt_level == level
+                                      for t in others):
+        from ._kernels import per_sample_loop
+
+        return per_sample_loop(op, level, (x, weight, bias, running_mean, running_var, training, momentum, eps))
+    v, _ = front(x, level)
+    n = v.shape[0]
+    out, mean, invstd = call(op, (v.reshape((-1,) + tuple(v.shape[2:])), weight, bias, running_mean, running_var,
+                                  training, momentum, eps))
+    return wrap(out.reshape(v.shape), 0, level), mean, invstd

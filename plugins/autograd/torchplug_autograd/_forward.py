@@ -11,9 +11,11 @@ first, with that level (and the ones inside it) switched off while its tangent i
 formula's own ops propagate only the outer levels' tangents (a nested jvp differentiates the inner
 tangent computation).
 
-An op's tangent comes from one of four strategies, chosen once per op (``strategy_for``):
+An op's tangent comes from one of five strategies, chosen once per op (``_jvp.strategy_for``):
 
 - an explicit rule (``_jvp_rules.JVP_RULES``);
+- a decomposition: the op recomputed in differentiable primitives on the dual inputs
+  (``_jvp_rules.JVP_DECOMPOSITIONS``, for ops whose backward formula stops at second order);
 - ``linear``: the op itself applied to the tangents (views, reductions such as sum, cat...): a view
   of a dual tensor has the same view of its tangent, as in PyTorch;
 - ``elementwise``: the backward formula applied to the tangent (PyTorch's ``auto_element_wise``:
@@ -32,7 +34,7 @@ from torchplug._dispatch.dispatcher import OperatorEntry
 from torchplug._tensor import Tensor
 
 from ._graph import autograd_bit
-from ._state import FW
+from ._state import FW, STATE, set_grad_mode
 
 __all__ = ["FW", "tangent_of", "set_tangent", "enter_level", "exit_level", "make_forward", "attach",
            "positional_caller", "not_implemented_error",
@@ -71,8 +73,6 @@ def exit_level(lid: int) -> None:
 def _sync_grad_mask() -> None:
     # Grad mode does not switch forward AD off (PyTorch's): while a level is active the autograd keys
     # stay in the TLS mask under no_grad, and the kernels then skip only the backward recording.
-    from ._state import STATE, set_grad_mode
-
     set_grad_mode(STATE.grad_enabled)
 
 

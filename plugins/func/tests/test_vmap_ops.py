@@ -245,3 +245,23 @@ def test_indexing_ops(name, in_dims):
         warnings.simplefilter("ignore", UserWarning)
         got = torchplug.vmap(lambda *a: f(torchplug, *a), in_dims=in_dims)(*mine)
     close(got, expected)
+
+
+_PROMOTION_FNS = {
+    "add": lambda m, b: (lambda x: x + b), "mul": lambda m, b: (lambda x: b * x),
+    "where": lambda m, b: (lambda x: m.where(x > 0, x, b)), "maximum": lambda m, b: (lambda x: m.maximum(x, b)),
+    "masked_fill": lambda m, b: (lambda x: x.masked_fill(x > 0, 2) + b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PROMOTION_FNS))
+@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32"), ("int32", "int64"),
+                                   ("int64", "int32"), ("int64", "float32")])
+@pytest.mark.parametrize("shape_b", [[], [3]])
+def test_type_promotion_of_batched_zero_dim_tensors(name, da, db, shape_b):
+    """A sample that is a 0-dim tensor promotes as torch.vmap's rules do (logically for binary ops)."""
+    f = _PROMOTION_FNS[name]
+    b_m, b_t = torchplug.ones(shape_b, dtype=getattr(torchplug, db)), torch.ones(shape_b, dtype=getattr(torch, db))
+    got = torchplug.vmap(f(torchplug, b_m))(torchplug.ones([4], dtype=getattr(torchplug, da)))
+    expected = torch.vmap(f(torch, b_t))(torch.ones([4], dtype=getattr(torch, da)))
+    close(got, expected)

@@ -94,28 +94,29 @@ def _inplace_unbatched_self(op: Any, level: int, args: tuple[Any, ...]) -> Runti
 # ---- pointwise ops (every tensor argument broadcasts with the others) -----------------------------------
 def _promotion_fix(values: list[Any], tensors: list[tuple[int, Any, bool]]) -> None:
     """Cast 0-dim batched values to the dtype the logical call would give: physically they have the batch
-    dim, and a dimensioned tensor outranks a 0-dim one in type promotion."""
+    dim, and a dimensioned tensor outranks a 0-dim one in type promotion (PyTorch's binary batching rules
+    promote logically too)."""
     first = tensors[0][1]._dtype if tensors else None
-    if all(t._dtype is first for _, t, _ in tensors):
+    if all(t._dtype is first for _, t, _ in tensors) or not any(b and t.dim() == 0 for _, t, b in tensors):
         return
-    if not any(b and t.dim() == 0 for _, t, b in tensors) or not any(t.dim() > 0 for _, t, _ in tensors):
-        return
-    dtype = _fold_result_type([t for _, t, _ in tensors])
+    dtype = _logical_result_type([t for _, t, _ in tensors])
     for i, t, b in tensors:
         if b and t.dim() == 0 and t._dtype is not dtype:
             values[i] = values[i].to(dtype)
 
 
-def _fold_result_type(ts: list[Any]) -> Any:
+def _logical_result_type(ts: list[Any]) -> Any:
+    """torch.result_type of the logical tensors: dimensioned ones first, 0-dim ones only from a higher category."""
     dimensioned = [t for t in ts if t.dim() > 0]
     zero = [t for t in ts if t.dim() == 0]
+    if not dimensioned:  # all 0-dim: one tier
+        dimensioned, zero = zero, []
     dtype = dimensioned[0]._dtype
     for t in dimensioned[1:]:
         dtype = torchplug.promote_types(dtype, t._dtype)
     for t in zero:
-        cand = torchplug.promote_types(dtype, t._dtype)
         if _category(t._dtype) > _category(dtype):
-            dtype = cand
+            dtype = torchplug.promote_types(dtype, t._dtype)
     return dtype
 
 
@@ -124,9 +125,11 @@ def _category(d: Any) -> int:
         return 3
     if d.is_floating_point:
         return 2
-    if d is torchplug.bool:
-        return 0
-    return 1
+    return 0 if d is torchplug.bool else 1
+
+
+# ops whose batching rule in PyTorch promotes the physical values (so torch.vmap's dtypes are those)
+_PHYSICAL_PROMOTION = frozenset({"where"})
 
 
 def pointwise(op: Any, level: int, *args: Any) -> Any:
@@ -152,7 +155,8 @@ def pointwise(op: Any, level: int, *args: Any) -> Any:
             if d < rank and i not in mutated:
                 v = v.reshape((v.shape[0],) + (1,) * (rank - d) + tuple(v.shape[1:]))
             values[i] = v
-    _promotion_fix(values, tensors)
+    if schema.name not in _PHYSICAL_PROMOTION:
+        _promotion_fix(values, [t for t in tensors if schema.arguments[t[0]].name not in ("condition", "mask")])
     result = call(op, values)
     if mutated:
         return args[mutated[0]]

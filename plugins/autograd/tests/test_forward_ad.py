@@ -335,6 +335,8 @@ def test_functional_errors_match_torch():
 
         calls = (lambda: F.jvp(f, x, v[:2]), lambda: F.jvp(f, (x, x), (v,)), lambda: F.jvp(f, x),
                  lambda: F.jvp(lambda a: a * 0 + 1, x, v, strict=True),
+                 lambda: F.jvp(lambda a: (a.sin(), T.ones(2)), x, v, strict=True),
+                 lambda: F.jvp(lambda a: a.detach() * 2, x, v, strict=True),
                  lambda: F.jacobian(f, x, strategy="forward-mode"), lambda: F.jacobian(f, x, strategy="x"),
                  lambda: F.jacobian(f, x, strategy="forward-mode", vectorize=True, create_graph=True),
                  lambda: F.jacobian(f, x, strategy="forward-mode", vectorize=True, strict=True),

@@ -146,9 +146,10 @@ def jvp(func: Any, inputs: Any, v: Any = None, create_graph: bool = False, stric
     jv = []
     for i, (o, t) in enumerate(zip(outs, tangents)):
         if t is None:
-            if strict:
-                raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
-                                   "is not allowed in strict mode.")
+            if strict:  # no tangent: the output does not depend on the inputs at all
+                raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The "
+                                   "outputs must be computed in a differentiable manner from the input when running "
+                                   "in strict mode.")
             t = T.zeros_like(o)
         jv.append(t)
     out = _postprocess(outs, create_graph)

@@ -72,8 +72,9 @@ def doctor_report() -> str:
         for k, desc in sorted(fallbacks.items()):
             lines.append(f"  {k:<20} {desc}")
     lines.append("")
+    lines.extend(_forward_ad_section())
+    lines.append("")
     lines.extend(_autocast_section())
-    lines.extend([""] + _forward_ad_section())
     return "\n".join(lines)
 
 

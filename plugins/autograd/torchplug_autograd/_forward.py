@@ -6,10 +6,12 @@ the op below autograd, calls the op's forward function (built here once per op) 
 is active.  Tangents live in the tensor's ``__dict__`` under ``_fw`` (level id -> tangent).
 
 Levels: the public API allows one level at a time (PyTorch's), but levels are a stack so
-``torchplug.func.jvp`` can nest them.  The forward function of an op handles the innermost level
-first, with that level (and the ones inside it) switched off while its tangent is computed, so the
-formula's own ops propagate only the outer levels' tangents (a nested jvp differentiates the inner
-tangent computation).
+``torchplug.func.jvp`` can nest them.  The forward function of an op handles the outermost level
+first, each with that level (and the ones inside it) switched off while its tangent is computed:
+the formula's own ops then propagate only the outer levels' tangents, and the output already has
+its outer tangents when an inner level's formula reads it, so a nested jvp differentiates the
+inner tangent computation (an inner tangent carries the mixed second-order term as its outer
+tangent; an outer tangent carries nothing of the inner levels).
 
 An op's tangent comes from one of five strategies, chosen once per op (``_jvp.strategy_for``):
 
@@ -192,7 +194,7 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
 
     def fwd(args: tuple[Any, ...], result: Any) -> None:
         levels = FW.levels
-        for pos in range(len(levels) - 1, -1, -1):
+        for pos in range(len(levels)):
             lid = levels[pos]
             tans = []
             found = False
@@ -240,7 +242,7 @@ def make_forward_inplace(entry: OperatorEntry, strategy: Callable[..., Any], dif
     def fwd(args: tuple[Any, ...], orig: Tensor, self: Tensor) -> None:
         levels = FW.levels
         rest = tuple(args[1:])
-        for pos in range(len(levels) - 1, -1, -1):
+        for pos in range(len(levels)):
             lid = levels[pos]
             tans = []
             found = False

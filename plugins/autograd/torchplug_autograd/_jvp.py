@@ -124,7 +124,7 @@ def _detached(a: Any) -> Any:
 def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callable[..., Any]) -> Callable[..., Any]:
     """``J t`` as the gradient of ``<backward(u), t>`` with respect to the output gradient ``u``."""
     from ._engine import grad as autograd_grad
-    from ._state import STATE, set_grad_mode
+    from ._state import FW, STATE, set_grad_mode
 
     fn = rule.fn
     rets = entry.schema.returns
@@ -173,7 +173,11 @@ def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callab
             live = [u for u in us if u is not None]
             if not ys or not live:
                 return None
-            create = any(getattr(a, "_requires_grad", False) for a in args) or any(v._requires_grad for v in vs)
+            # a differentiable result when something must differentiate it: reverse mode (an input or
+            # tangent requires grad) or an outer forward level (nested jvp: its tangents ride the graph)
+            create = (bool(FW.levels) or any(v._requires_grad for v in vs)
+                      or any(getattr(x, "_requires_grad", False) for a in args
+                             for x in (a if isinstance(a, (list, tuple)) else (a,))))
             jv = autograd_grad(ys, live, vs, retain_graph=create, create_graph=create, allow_unused=True)
         finally:
             if not prev:

@@ -590,9 +590,11 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
                 return backward_part(ks, *args)
             return _below(ks, args)
         on = FW.on
-        FW.on = False
+        # the strategies read self's value from before the write; with nested levels an inner level's
+        # formula must see its outer tangents too, so the clone carries them then
+        FW.on = len(FW.levels) > 1
         try:
-            orig = clone(self)  # the strategies read self's value from before the write
+            orig = clone(self)
         finally:
             FW.on = on
         result = backward_part(ks, *args) if STATE.grad_enabled else _below(ks, args)

@@ -111,8 +111,17 @@ def view_like(bt: Tensor, base: Tensor, view: Tensor) -> Tensor | None:
     """The view of ``bt`` (a tangent laid out as ``base``) that ``view`` is of ``base``."""
     if bt.stride() != base.stride() or bt._data.shape != base._data.shape:
         return None
-    offset = view.storage_offset() - base.storage_offset() + bt.storage_offset()
-    return bt.as_strided(view._data.shape, view.stride(), offset)
+    lo = view.storage_offset() - base.storage_offset()
+    if lo < 0 or lo + _extent(view) > _extent(base):  # (a view reaching storage its base does not cover)
+        return None
+    return bt.as_strided(view._data.shape, view.stride(), lo + bt.storage_offset())
+
+
+def _extent(t: Tensor) -> int:
+    """The last storage element ``t`` reaches, relative to its offset (non-negative strides)."""
+    if 0 in t._data.shape:
+        return 0
+    return sum((n - 1) * st for n, st in zip(t._data.shape, t.stride()))
 
 
 def set_tangent(t: Tensor, lid: int, tan: Tensor) -> None:
@@ -140,7 +149,25 @@ def _fit(tan: Any, out: Tensor) -> Any:
         tan = tan.to(dt)
     if tan._data.shape != out._data.shape:
         tan = tan.expand(out._data.shape).clone()  # a tangent may be written in place later: no stride-0 dims
+    stride = out.stride()
+    if tan.stride() != stride and _non_overlapping(out):
+        # laid out like its primal, as PyTorch keeps forward grads: ops that take explicit strides
+        # (_reshape_alias, as_strided) apply the primal's geometry to the tangent
+        import torchplug
+
+        buf = torchplug.empty(_extent(out) + 1, dtype=tan._dtype, device=tan._device)
+        tan = buf.as_strided(out._data.shape, stride, 0).copy_(tan)
     return tan
+
+
+def _non_overlapping(t: Tensor) -> bool:
+    """Whether no two elements of ``t`` share memory (gaps allowed, as in a strided view)."""
+    reach = 0
+    for st, n in sorted((st, n) for n, st in zip(t._data.shape, t.stride()) if n != 1):
+        if st <= reach:
+            return False
+        reach += (n - 1) * st
+    return True
 
 
 def attach(result: Any, tan: Any, lid: int) -> None:

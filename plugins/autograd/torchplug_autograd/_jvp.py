@@ -51,7 +51,7 @@ def strategy_for(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Calla
     if kind == "linear":
         return _linear(entry, diff)
     if kind == "elementwise":
-        return _elementwise(rule, len(diff), saver)
+        return _elementwise(rule, len(diff), saver, _double_vjp(entry, rule, diff, saver))
     return _double_vjp(entry, rule, diff, saver)
 
 
@@ -89,12 +89,19 @@ def _linear(entry: OperatorEntry, diff: list[int]) -> Callable[..., Any]:
     return linear
 
 
-def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any]) -> Callable[..., Any]:
-    """PyTorch's ``auto_element_wise``: ``conj(backward(conj(t)))`` per input, summed."""
+def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any], complex_route: Callable[..., Any]) -> Callable[..., Any]:
+    """PyTorch's ``auto_element_wise``: the backward formula applied to each input's tangent, summed.
+
+    For real values a pointwise op's Jacobian is diagonal, hence symmetric, so this is ``J t``. For
+    complex ones ``conj(J^H conj(t))`` equals ``J t`` only where the op is holomorphic (not for sgn,
+    say): complex calls take ``complex_route`` (the double vjp), correct for every op.
+    """
     fn = rule.fn
     needs_for = [tuple(k == j for k in range(n_diff)) for j in range(n_diff)]
 
     def elementwise(args: tuple[Any, ...], result: Tensor, tans: list[Any]) -> Any:
+        if result._dtype.is_complex or any(t is not None and t._dtype.is_complex for t in tans):
+            return complex_route(args, result, tans)
         saved, _ = saver(args[0], result, *args)
         shape = result._data.shape
         total = None
@@ -103,10 +110,9 @@ def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any]) -> Callable
                 continue
             if t._data.shape != shape:
                 t = t.expand(shape)
-            out = fn(needs_for[j], t.conj(), *saved)[j]
+            out = fn(needs_for[j], t, *saved)[j]
             if out is None or out is False:
                 continue
-            out = out.conj()
             total = out if total is None else total + out
         return total
 

@@ -89,7 +89,8 @@ def _linear(entry: OperatorEntry, diff: list[int]) -> Callable[..., Any]:
     return linear
 
 
-def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any], complex_route: Callable[..., Any]) -> Callable[..., Any]:
+def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any],
+                 complex_route: Callable[..., Any]) -> Callable[..., Any]:
     """PyTorch's ``auto_element_wise``: the backward formula applied to each input's tangent, summed.
 
     For real values a pointwise op's Jacobian is diagonal, hence symmetric, so this is ``J t``. For

@@ -130,7 +130,8 @@ _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 _GLOBALS = {
     "_undiff_dtype": _undifferentiable_dtype,
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
-    "_edge_any": edge, "_ver": _ver, "_alias": _alias_saved, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
+    "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_alias_fw": _alias_saved, "_geometry": _geometry,
+    "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
     "_next_seq": G.SEQ.__next__, "_Tensor": Tensor, "_FW": FW,
 }
@@ -196,7 +197,8 @@ def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_overrid
                 values.append(_attr_expr(src, attr))
                 versions.append("None")
             else:
-                values.append(f"_alias({src})")
+                # (the tangent-sharing alias only while a forward-AD level exists: the plain one is leaner)
+                values.append(f"(_alias_fw({src}) if _FW.live else _alias({src}))")
                 versions.append(f"{src}._storage.version")
                 result_slots.append(slot)
             continue

@@ -104,7 +104,8 @@ def _validate_v(v: tuple[Any, ...], other: tuple[Tensor, ...], is_other_tuple: b
             raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.")
 
 
-def _forward(func: Any, ins: tuple[Tensor, ...], vs: tuple[Tensor, ...], fn_name: str) -> tuple[bool, tuple[Any, ...], tuple[Any, ...]]:
+def _forward(func: Any, ins: tuple[Tensor, ...], vs: tuple[Tensor, ...],
+             fn_name: str) -> tuple[bool, tuple[Any, ...], tuple[Any, ...]]:
     """(outputs are a tuple, primal outputs, output tangents or None) of ``func`` at ``ins`` along ``vs``,
     by forward AD in a level of its own (so it nests inside a user's ``dual_level``)."""
     from torchplug_autograd._forward import enter_level, exit_level, set_tangent, tangent_of

@@ -674,3 +674,30 @@ def test_nested_levels_give_hessian_vector_products(name):
     ref = 0.0 if h is None else float((h * torch.tensor(u)).sum())
     got = 0.0 if second is None else float(second)  # (no tangent: the first derivative is constant)
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_nested_levels_under_no_grad_keep_second_derivatives():
+    # under no_grad the double-vjp route drops the primals' reverse history, not their outer tangents
+    from torchplug_autograd._forward import enter_level, exit_level, set_tangent, tangent_of
+
+    def second(x, grad_mode):
+        outer = enter_level()
+        try:
+            xo = x.view_as(x)
+            set_tangent(xo, outer, torchplug.tensor([1.0, 0.5, -1.0], dtype=torchplug.float64))
+            inner = enter_level()
+            try:
+                xi = xo.view_as(xo)
+                set_tangent(xi, inner, torchplug.tensor([0.2, -1.0, 0.4], dtype=torchplug.float64))
+                with torchplug.set_grad_enabled(grad_mode):
+                    first = tangent_of(xi.prod() + xi.logsumexp(0), inner)
+            finally:
+                exit_level(inner)
+            return tangent_of(first, outer)
+        finally:
+            exit_level(outer)
+
+    x = torchplug.tensor([0.3, -0.7, 1.1], dtype=torchplug.float64, requires_grad=True)
+    with_grad, without = second(x, True), second(x, False)
+    assert without is not None and not without.requires_grad
+    np.testing.assert_allclose(without.numpy(), with_grad.detach().numpy(), rtol=1e-12)

@@ -14,6 +14,7 @@ from torchplug._dispatch.dispatcher import OperatorEntry
 from torchplug._tensor import Tensor
 
 from ._forward import positional_caller
+from ._graph import alias_of, autograd_bit
 from ._jvp_rules import JVP_DECOMPOSITIONS, JVP_RULES, LINEAR
 from ._rules import Rule
 
@@ -120,12 +121,18 @@ def _elementwise(rule: Rule, n_diff: int, saver: Callable[..., Any],
     return elementwise
 
 
-def _detached(a: Any) -> Any:
-    if isinstance(a, Tensor):
-        return a.detach()
-    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-        return type(a)(x.detach() if isinstance(x, Tensor) else x for x in a)
-    return a
+def _without_history(a: Any) -> Any:
+    """``a`` (or each tensor of a list) without reverse-mode history, keeping its tangents."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(_without_history(x) for x in a)
+    if not (isinstance(a, Tensor) and a._requires_grad):
+        return a
+    h = alias_of(a)
+    fw = a.__dict__.get("_fw")
+    if fw:
+        h.__dict__["_fw"] = fw
+        h._keyset |= autograd_bit(h._keyset)
+    return h
 
 
 def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callable[..., Any]) -> Callable[..., Any]:
@@ -146,7 +153,7 @@ def _double_vjp(entry: OperatorEntry, rule: Rule, diff: list[int], saver: Callab
         if not prev:
             # under no_grad nothing differentiates the tangent: the primals enter without history (an
             # input that requires grad must not reach a formula that refuses it)
-            args = tuple(_detached(a) for a in args)
+            args = tuple(_without_history(a) for a in args)
             set_grad_mode(True)
         try:
             us = []

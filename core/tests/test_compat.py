@@ -246,8 +246,24 @@ def test_existing_module_getattr_is_kept() -> None:
     assert callable(torchplug.library.custom_op)  # lazy names of torchplug.library
     assert torchplug.backends.cudnn.is_available() is False  # lazy submodules of torchplug.backends
     assert torchplug.utils.data.dataloader is not None  # the plugin's submodules through utils.data
-    with pytest.raises(AttributeError, match="forward-mode AD is not supported"):  # its own explanation stays
-        torchplug.autograd.forward_ad  # noqa: B018
+    # a module's own explanation stays; only its plain "has no attribute" becomes "not supported yet"
+    from types import ModuleType
+
+    from torchplug._compat import missing
+
+    module = ModuleType("torchplug_test_explained")
+
+    def explained(name):
+        if name == "explained":
+            raise AttributeError("explained is not implemented: use something else")
+        raise AttributeError(f"module 'torchplug_test_explained' has no attribute {name!r}")
+
+    module.__getattr__ = explained
+    missing.attach(module, "torch.autograd")
+    with pytest.raises(AttributeError, match="explained is not implemented: use something else"):
+        module.explained  # noqa: B018
+    with pytest.raises(AttributeError, match="not supported yet"):
+        module.Function  # noqa: B018  (a name torch.autograd has)
 
 
 def test_blocked_plugin_message_is_kept() -> None:

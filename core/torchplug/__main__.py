@@ -73,6 +73,8 @@ def doctor_report() -> str:
         for k, desc in sorted(fallbacks.items()):
             lines.append(f"  {k:<20} {desc}")
     lines.append("")
+    lines.extend(_forward_ad_section())
+    lines.append("")
     lines.extend(_autocast_section())
     return "\n".join(lines)
 
@@ -136,6 +138,24 @@ def _autocast_section() -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
         return lines + [f"  (amp summary failed: {type(exc).__name__}: {exc})"]
     return lines + ([f"  {line}" for line in summary] or ["  (no device type registered an autocast policy)"])
+
+
+def _forward_ad_section() -> list[str]:
+    """Forward-mode AD: a layer of the autograd plugin (no dispatch key of its own, as in PyTorch)."""
+    from torchplug._plugins import MANAGER
+    from torchplug._plugins.exposure import EXPOSED
+
+    lines = ["Forward AD:"]
+    autograd = EXPOSED.get("autograd")
+    forward_ad = getattr(autograd[0], "forward_ad", None) if autograd is not None else None
+    if forward_ad is None:
+        record = MANAGER.records.get("autograd")
+        state = "not installed" if record is None else (record.reason or record.status)
+        return lines + [f"  (part of the autograd plugin, which is {state})"]
+    try:
+        return lines + [f"  {line}" for line in forward_ad.summary()]
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
+        return lines + [f"  (forward AD summary failed: {type(exc).__name__}: {exc})"]
 
 
 def _availability(backend: object) -> str:

@@ -34,6 +34,10 @@ _AUTOCAST_BASE = _AUTOGRAD_BASE + MAX_BACKENDS  # 51..74
 # with the bit carry it, so other calls never see this key).
 CONJUGATE_BIT = _AUTOCAST_BASE + MAX_BACKENDS  # 75
 NEGATIVE_BIT = CONJUGATE_BIT + 1  # the negative bit of a lazily negated view (``x.conj().imag``), likewise
+# vmap's batched tensors (PyTorch's FuncTorchBatched): above autograd and autocast, as in PyTorch, so a
+# batching rule runs on the unbatched values and autograd records there. The func plugin registers its
+# kernels and boxed fallback here; vmap also adds it to the TLS include set (random ops inside vmap).
+BATCHED_BIT = NEGATIVE_BIT + 1
 
 FUNCTIONALITY_BITS = {
     "BackendSelect": BACKEND_SELECT_BIT,
@@ -41,6 +45,7 @@ FUNCTIONALITY_BITS = {
     "ADInplaceOrView": AD_INPLACE_OR_VIEW_BIT,
     "Conjugate": CONJUGATE_BIT,
     "Negative": NEGATIVE_BIT,
+    "Batched": BATCHED_BIT,
 }
 
 

@@ -643,7 +643,7 @@ def expand(n, g, shape):
 
 def _into_zeros(g: Any, shape: Any, make_view: Any) -> Any:
     """Zeros of ``shape`` with ``make_view(zeros)`` set to ``g`` (differentiable through CopySlices)."""
-    z = T.zeros(list(shape), dtype=g.dtype, device=g.device)
+    z = g.new_zeros(list(shape))  # batched like g under vmap (a fresh unbatched tensor could not take g)
     make_view(z).copy_(g)
     return z
 

@@ -16,6 +16,7 @@ from typing import Any
 import torchplug as T
 from torchplug._dispatch.dispatcher import DISPATCHER
 
+from ._norm_grads import normalized_grads as _normalized_grads
 from ._rules import rule
 
 __all__: list[str] = []
@@ -254,40 +255,6 @@ def convolution_backward(n, gg, grad_output, input, weight, stride, padding, dil
 
 
 # ---- normalization: differentiate a primitive re-expression of the backward ------------------------------
-def _normalized_grads(g, x, weight, dims, eps, mask, stats=None):
-    """A normalization's backward written with differentiable primitives over ``dims``.
-
-    The statistics are recomputed from ``x`` (so their dependence on ``x`` is differentiated
-    too) unless ``stats`` = (mean, rstd) are constants (batch norm in eval mode).
-    ``weight`` is already shaped to broadcast against ``x``; the parameter gradients reduce over
-    every dim where the weight has size 1.
-    """
-    if stats is None:
-        mean = x.mean(dims, keepdim=True)
-        xc = x - mean
-        rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
-    else:
-        mean, rstd = stats
-        xc = x - mean
-    xhat = xc * rstd
-    gw = g * weight if weight is not None else g
-    outs = [None, None, None]
-    if mask[0]:
-        if stats is None:
-            outs[0] = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True))
-        else:
-            outs[0] = gw * rstd
-    param_dims = [d for d in range(x.dim()) if weight is None or weight.shape[d] == 1]
-    if mask[1] and weight is not None:
-        outs[1] = g * xhat
-    if mask[2]:
-        outs[2] = g
-    for k in (1, 2):
-        if outs[k] is not None and param_dims:
-            outs[k] = outs[k].sum(param_dims)
-    return outs
-
-
 def _second_order(name, n, gg, grad_out, input, weight, build):
     """Gradients of <gg, backward(grad_out, input, weight)> through ``build(g, x, w)`` (the
     primitive re-expression), for the differentiable inputs ``n`` asks for."""

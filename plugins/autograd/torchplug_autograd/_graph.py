@@ -211,6 +211,9 @@ class Node:
             return alias
         nr = self._extra.get("result_nr", {}).get(slot, 0) if self._extra else 0
         t = alias_of(alias)
+        fw = alias.__dict__.get("_fw")
+        if fw:  # its forward-AD tangents too (forward-over-reverse reads them)
+            t.__dict__["_fw"] = fw
         t._grad_fn = self
         t._autograd_meta = nr
         t._requires_grad = True

@@ -22,7 +22,7 @@ from torchplug._tensor.tensor import Tensor
 from . import _graph as G
 from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
-from ._state import GLOBAL, STATE
+from ._state import FW, GLOBAL, STATE
 
 __all__ = ["functional_kernel", "inplace_kernel", "out_kernel", "not_implemented_kernel", "decompose_kernel",
            "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES"]
@@ -111,16 +111,77 @@ def _undifferentiable_dtype(result: Tensor) -> None:
     raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(result._dtype)}")
 
 
+def _alias_saved(t: Tensor) -> Tensor:
+    """The alias of an output saved for backward; it shares the output's tangents, so a backward
+    formula run under forward AD (forward-over-reverse) sees them, as PyTorch's SavedVariable does."""
+    a = G.alias_of(t)
+    d = t.__dict__
+    if d:
+        fw = d.get("_fw")
+        if fw:
+            a.__dict__["_fw"] = fw
+            a._keyset |= G.autograd_bit(a._keyset)
+    return a
+
+
 # Ops whose integer result simply does not require grad (casts and dtype views).
 _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 
 _GLOBALS = {
     "_undiff_dtype": _undifferentiable_dtype,
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
-    "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_geometry": _geometry, "_G": GLOBAL, "_S": STATE,
+    "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_alias_fw": _alias_saved, "_geometry": _geometry,
+    "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
-    "_next_seq": G.SEQ.__next__, "_Tensor": Tensor,
+    "_next_seq": G.SEQ.__next__, "_Tensor": Tensor, "_FW": FW,
 }
+
+
+FORWARD_BUILT: set[str] = set()  # ops whose forward-AD function ran at least once (the coverage test reads it)
+
+
+def forward_fn(entry: OperatorEntry, rule: Rule, source: OperatorEntry | None = None) -> Callable[..., Any]:
+    """The op's forward-AD function (``_forward.make_forward``), built on its first call: most ops
+    never see a dual tensor, so their strategies are not compiled at import.  ``source``: the
+    functional op whose rule an in-place ``entry`` uses (the function then takes ``(args, orig, self)``)."""
+    from ._forward import make_forward, make_forward_inplace
+    from ._jvp import strategy_for
+
+    box: list[Callable[..., Any]] = []
+    inplace = entry.schema.is_mutable
+
+    def fwd(*a: Any) -> None:
+        if not box:
+            src = source if source is not None else entry
+            diff = diff_arg_indices(src, rule)
+            strategy = strategy_for(src, rule, diff, _saver(src, rule))
+            box.append((make_forward_inplace if inplace else make_forward)(src, strategy, diff))
+            FORWARD_BUILT.add(entry.name)
+        box[0](*a)
+
+    fwd.__qualname__ = f"forward_ad[{entry.name}]"
+    return fwd
+
+
+def forward_label(entry: OperatorEntry, rule: Rule | None) -> str:
+    """How the kernel computes tangents, for its name in ``explain()`` and ``kernels()``."""
+    from ._jvp import strategy_kind
+
+    if rule is None:
+        return "no forward AD"
+    return f"forward AD: {strategy_kind(entry, rule)}"
+
+
+def _name_kernel(kernel: Callable[..., Any], name: str, forward: str) -> None:
+    kernel.__module__ = "torchplug_autograd"
+    kernel.__qualname__ = f"{name} ({forward})"
+
+
+def _forward_refused(args: tuple[Any, ...], name: str) -> None:
+    from ._forward import has_tangent, not_implemented_error
+
+    if has_tangent(args):
+        raise not_implemented_error(name)
 
 
 def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_override: str | None = None) -> tuple[list[str], list[str], list[int]]:
@@ -136,7 +197,8 @@ def _save_exprs(entry: OperatorEntry, rule: Rule, names: list[str], self_overrid
                 values.append(_attr_expr(src, attr))
                 versions.append("None")
             else:
-                values.append(f"_alias({src})")
+                # (the tangent-sharing alias only while a forward-AD level exists: the plain one is leaner)
+                values.append(f"(_alias_fw({src}) if _FW.live else _alias({src}))")
                 versions.append(f"{src}._storage.version")
                 result_slots.append(slot)
             continue
@@ -212,6 +274,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     ns["_get"] = entry.cache.get
     ns["_miss"] = lambda ks, _e=entry: DISPATCHER.lookup(_e, ks)
     ns["_Node"] = cls
+    ns["_fwd"] = forward_fn(entry, rule)
     node_expr = _variant_expr(entry, cls, diff, ns)
     params = ", ".join(names)
     body = [_refuse_check(entry, rule, names, ns)] if rule.refuse else []
@@ -226,6 +289,12 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         f"    result = _k({params})",
         "finally:",
         "    _tls.mask = _old",
+        # forward AD (a dual level exists): tangents first; under no_grad only they are computed
+        "if _FW.live:",
+        "    if _FW.on:",
+        f"        _fwd(({params},), result)",
+        "    if not _S.grad_enabled:",
+        "        return result",
     ]
     edge_names = []
     for j, i in enumerate(diff):
@@ -314,7 +383,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     code = compile(src, f"<autograd kernel {entry.name}>", "exec")
     exec(code, ns)
     kernel = ns["kernel"]
-    kernel.__qualname__ = f"autograd[{entry.name}]"
+    _name_kernel(kernel, f"autograd[{entry.name}]", forward_label(entry, rule))
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
     return kernel
@@ -333,6 +402,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     classes: dict[int, type[G.Node]] = {}
     call = redispatcher(entry)
     views = entry.schema.returns[0].alias is not None
+    fwd = forward_fn(entry, rule)
     mark = base_cls._name[:-len("Backward0")] if base_cls._name.endswith("Backward0") else base_cls._name
 
     def kernel(ks: int, *args: Any) -> Any:
@@ -342,6 +412,11 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
             result = call(ks & _BELOW, *args)
         finally:
             tls.mask = old
+        if FW.live:
+            if FW.on:
+                fwd(args, result)
+            if not STATE.grad_enabled:
+                return result
         edges = tuple(edge(args[i]) for i in diff)
         if not result or all(e is None for e in edges) or result[0]._dtype not in DIFF_DTYPES:
             return result
@@ -368,7 +443,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
                 r.__dict__["_multi_view"] = (mark, k)
         return result
 
-    kernel.__qualname__ = f"autograd_list[{entry.name}]"
+    _name_kernel(kernel, f"autograd_list[{entry.name}]", forward_label(entry, rule))
     kernel.node_class = base_cls
     return kernel
 
@@ -381,7 +456,9 @@ def _refuse_check(entry: OperatorEntry, rule: Rule, names: list[str], ns: dict[s
     for i, a in enumerate(entry.schema.arguments):
         if a.name in rule.refuse:
             x = names[i]
-            lines.append(f"if {x} is not None and {x}._requires_grad:\n    _not_diff({op!r}, {a.name!r})")
+            # (reached under no_grad only while a forward-AD level exists: no history, no refusal then)
+            lines.append(f"if {x} is not None and {x}._requires_grad and _S.grad_enabled:\n"
+                         f"    _not_diff({op!r}, {a.name!r})")
     return "\n".join(lines)
 
 
@@ -456,7 +533,14 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
     clone = DISPATCHER.entry("aten::clone").call
     name = entry.name
 
+    fwd = forward_fn(entry, rule, source)
+
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live:
+            return _inplace_forward(ks, args)
+        return backward_part(ks, *args)
+
+    def backward_part(ks: int, *args: Any) -> Any:
         self = args[0]
         check_inplace(self)
         edges = []
@@ -497,9 +581,48 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
         rebase_history(self, node)
         return result
 
-    kernel.__qualname__ = f"autograd_inplace[{name}]"
+    def _inplace_forward(ks: int, args: tuple[Any, ...]) -> Any:
+        # A dual level exists: the tangent needs self's value from before the write (when the rule
+        # reads it), then the backward recording runs as usual (unless grad mode is off).
+        from ._forward import has_tangent
+
+        self = args[0]
+        if not (FW.on and has_tangent(args)):
+            if STATE.grad_enabled:
+                return backward_part(ks, *args)
+            return _below(ks, args)
+        on = FW.on
+        # the strategies read self's value from before the write; with nested levels an inner level's
+        # formula must see its outer tangents too, so the clone carries them then
+        FW.on = len(FW.levels) > 1
+        try:
+            orig = clone(self)
+        finally:
+            FW.on = on
+        result = backward_part(ks, *args) if STATE.grad_enabled else _below(ks, args)
+        fwd(args, orig, self)
+        return result
+
+    def _below(ks: int, args: tuple[Any, ...]) -> Any:  # grad mode off: no leaf checks, no history
+        old = tls.mask
+        tls.mask = old & _NOAG
+        try:
+            return call(ks & _BELOW, *args)
+        finally:
+            tls.mask = old
+
+    _name_kernel(kernel, f"autograd_inplace[{name}]", forward_label(source, rule))
     kernel.node_class = cls
     return kernel
+
+
+def _run_below(call: Callable[..., Any], ks: int, args: tuple[Any, ...]) -> Any:
+    old = tls.mask
+    tls.mask = old & _NOAG
+    try:
+        return call(ks & _BELOW, *args)
+    finally:
+        tls.mask = old
 
 
 def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
@@ -509,7 +632,18 @@ def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     inputs = [i for i, a in enumerate(entry.schema.arguments) if a.type.base == "Tensor" and i not in written]
     fname = entry.schema.name
 
+    out_name = f"{fname}_out"  # PyTorch's name in its forward-AD refusal: add_out, mm_out
+
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live:
+            if FW.on:
+                from ._forward import has_tangent
+
+                if has_tangent(tuple(args[i] for i in inputs)):
+                    raise NotImplementedError(f"Trying to use forward AD with {out_name} that does not support it "
+                                              "because it is an out= function")
+            if not STATE.grad_enabled:  # reached under no_grad only for forward AD's sake
+                return _run_below(call, ks, args)
         for i in inputs:
             a = args[i]
             items = a if isinstance(a, (list, tuple)) else (a,)
@@ -529,7 +663,7 @@ def out_kernel(entry: OperatorEntry) -> Callable[..., Any]:
         finally:
             tls.mask = old
 
-    kernel.__qualname__ = f"autograd_out[{entry.name}]"
+    _name_kernel(kernel, f"autograd_out[{entry.name}]", "out=: no forward AD")
     return kernel
 
 
@@ -548,7 +682,7 @@ def nondiff_kernel(entry: OperatorEntry, detach: bool = False) -> Callable[..., 
             result._base = None
         return result
 
-    kernel.__qualname__ = f"autograd_nondiff[{entry.name}]"
+    _name_kernel(kernel, f"autograd_nondiff[{entry.name}]", "forward AD: no tangent")
     return kernel
 
 
@@ -575,6 +709,11 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
     mutated = entry.schema.mutated_argument_indices
 
     def kernel(ks: int, *args: Any) -> Any:
+        if FW.live:
+            if FW.on:
+                _forward_refused(args, name)
+            if not STATE.grad_enabled:
+                return _run_below(call, ks, args)
         edges = []
         for i in inputs:
             a = args[i]
@@ -607,7 +746,7 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
             G.set_history(o, node, k)
         return result
 
-    kernel.__qualname__ = f"autograd_not_implemented[{name}]"
+    _name_kernel(kernel, f"autograd_not_implemented[{name}]", "forward AD: refused, no formula")
     return kernel
 
 
@@ -617,7 +756,8 @@ def decompose_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
     def kernel(ks: int, *args: Any) -> Any:
         return fn(*args)
 
-    kernel.__qualname__ = f"autograd_decompose[{getattr(fn, '__qualname__', fn)}]"
+    _name_kernel(kernel, f"autograd_decompose[{getattr(fn, '__qualname__', fn)}]",
+                 "forward AD: through the decomposition")
     return kernel
 
 

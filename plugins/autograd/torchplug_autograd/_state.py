@@ -7,7 +7,7 @@ import threading
 from torchplug._dispatch.keys import AUTOGRAD_BAND
 from torchplug._dispatch.tls import tls
 
-__all__ = ["STATE", "GLOBAL", "set_grad_mode", "AUTOGRAD_BAND"]
+__all__ = ["STATE", "GLOBAL", "FW", "set_grad_mode", "AUTOGRAD_BAND"]
 
 
 class _AutogradTLS(threading.local):
@@ -29,8 +29,26 @@ class _Global:
         self.anomaly_check_nan = True
 
 
+class _ForwardState:
+    """Process-wide forward-AD state (PyTorch's forward levels are global, not per thread).
+
+    ``live``: a dual level exists (grad mode then no longer masks the autograd keys, see
+    ``set_grad_mode``); ``on``: tangents propagate now (false while a tangent is being computed).
+    """
+
+    __slots__ = ("live", "on", "levels", "next_id", "duals")
+
+    def __init__(self) -> None:
+        self.live = False
+        self.on = False
+        self.levels: list[int] = []  # active level ids, outermost first
+        self.next_id = 0
+        self.duals: dict[int, list] = {}  # level id -> weak references to tensors given a tangent
+
+
 STATE = _AutogradTLS()
 GLOBAL = _Global()
+FW = _ForwardState()
 _NOT_BAND = ~AUTOGRAD_BAND
 
 
@@ -39,10 +57,12 @@ def set_grad_mode(enabled: bool) -> None:
 
     Grad mode off excludes the autograd keys from dispatch (like PyTorch's
     AutoDispatchBelowAutograd), so ops on tensors that require grad cost the same as plain ones.
-    Only the autograd band of the TLS mask is touched, so other plugins' bits survive.
+    Only the autograd band of the TLS mask is touched, so other plugins' bits survive.  While a
+    forward-AD level exists the band stays in (grad mode does not stop forward AD, as in PyTorch)
+    and the kernels skip only the backward recording.
     """
     STATE.grad_enabled = enabled
-    if enabled and not STATE.inference:
+    if (enabled or FW.live) and not STATE.inference:
         tls.mask |= AUTOGRAD_BAND
     else:
         tls.mask &= _NOT_BAND

@@ -30,7 +30,8 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
         t._keyset |= G.autograd_bit(t._keyset)
     else:
         t._requires_grad = False
-        t._keyset &= ~G.autograd_bit(t._keyset)
+        if not t.__dict__.get("_fw"):  # a dual tensor keeps reaching the autograd kernels
+            t._keyset &= ~G.autograd_bit(t._keyset)
         t._autograd_meta = None
 
 

@@ -44,6 +44,9 @@ def _adopt(self: Tensor, view: Tensor) -> Tensor:
     if view._grad_fn is not None:
         self._grad_fn = view._grad_fn
         self._autograd_meta = view._autograd_meta
+    fw = view.__dict__.get("_fw")
+    if fw:  # forward-AD tangents (the autograd plugin's): the view's are the same view of self's
+        self.__dict__["_fw"] = fw
     return self
 
 

@@ -8,8 +8,9 @@ from typing import Any
 from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
+from torchplug_autograd._forward import set_tangent, tangent_of
 from torchplug_autograd._kernels import DIFF_DTYPES
-from torchplug_autograd._state import GLOBAL, STATE
+from torchplug_autograd._state import FW, GLOBAL, STATE
 from torchplug_autograd.autograd.grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
@@ -57,6 +58,9 @@ class BackwardCFunction(G.Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        fw_saved = self.__dict__.get("_fw_saved")
+        if fw_saved is not None:  # inside jvp: what save_for_forward saved
+            return fw_saved
         return self._unpack(STATE.grad_enabled)
 
     @property
@@ -146,15 +150,28 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         ctx._input_was_tensor = is_tensor
         grad_on = STATE.grad_enabled
         ctx.needs_input_grad = tuple(bool(t and a._requires_grad) for t, a in zip(is_tensor, args))
-        with no_grad():
-            if custom_setup:
-                outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
-            else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+        fw_tangents = _input_tangents(args) if FW.on else None
+        levels = FW.levels
+        if FW.live:  # forward sees plain tensors (PyTorch unwraps the dual inputs)
+            FW.levels, FW.on = [], False
+        try:
+            with no_grad():
+                if custom_setup:
+                    outputs = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, outputs)
+                else:
+                    outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            if FW.live:
+                FW.levels, FW.on = levels, bool(levels)
         if not (grad_on and any(ctx.needs_input_grad)):
-            if ctx._dirty:
-                pass
+            if fw_tangents:
+                single = not isinstance(outputs, tuple)
+                outs = [outputs] if single else list(outputs)
+                ids = {id(a) for a in args if isinstance(a, Tensor)}
+                outs = [G.alias_of(o) if isinstance(o, Tensor) and id(o) in ids else o for o in outs]
+                _run_jvp(cls, ctx, args, outs, fw_tangents)
+                return outs[0] if single else tuple(outs)
             return outputs
         edges = tuple(G.gradient_edge(a) if t and a._requires_grad else None for t, a in zip(is_tensor, args))
         ctx._next = edges
@@ -214,7 +231,60 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
                 _pack(ctx)
         del ctx._to_save
+        if fw_tangents:
+            _run_jvp(cls, ctx, args, outs, fw_tangents)
         return outs[0] if single else tuple(outs)
+
+
+def _input_tangents(args: tuple[Any, ...]) -> dict[int, list[Any]] | None:
+    """level id -> the inputs' tangents at it, for the levels where some input has one."""
+    found = {}
+    for lid in FW.levels:
+        tans = [tangent_of(a, lid) if isinstance(a, Tensor) else None for a in args]
+        if any(t is not None for t in tans):
+            found[lid] = tans
+    return found or None
+
+
+def _run_jvp(cls: Any, ctx: Any, args: tuple[Any, ...], outs: list[Any], fw_tangents: dict[int, list[Any]]) -> None:
+    """Forward AD through a custom Function: ``cls.jvp(ctx, *input_tangents)`` gives the outputs' tangents
+    (zeros for tensor inputs without one, None for the others), with ``ctx.saved_tensors`` what
+    ``save_for_forward`` saved."""
+    import torchplug
+
+    if cls.jvp is Function.jvp:
+        if cls.__module__ == "torchplug._library.autograd":
+            return  # a custom op's register_autograd formula: its outputs get no tangent (as in PyTorch)
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+    levels = FW.levels
+    ctx._fw_saved = tuple(getattr(ctx, "_to_save_forward", ()))
+    try:
+        for lid, tans in fw_tangents.items():
+            tangents = [t if t is not None else
+                        (torchplug.zeros_like(a) if isinstance(a, Tensor) and a._dtype in DIFF_DTYPES else None)
+                        for a, t in zip(args, tans)]
+            FW.levels = levels[:levels.index(lid)]  # the jvp's own ops carry only the outer levels
+            FW.on = bool(FW.levels)
+            try:
+                result = cls.jvp(ctx, *tangents)
+            finally:
+                FW.levels, FW.on = levels, True
+            result = result if isinstance(result, tuple) else (result,)
+            if len(result) != len(outs):
+                raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected "
+                                   f"{len(outs)} but got {len(result)})")
+            for o, t in zip(outs, result):
+                if t is None or not isinstance(o, Tensor) or o._dtype not in DIFF_DTYPES:
+                    continue
+                if t.shape != o.shape:
+                    raise RuntimeError(
+                        "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+                        f"this is not supported. Tensor is of size {list(o.shape)} while the given forward gradient "
+                        f"is of size {list(t.shape)}.")
+                set_tangent(o, lid, t)
+    finally:
+        del ctx._fw_saved
 
 
 class InplaceFunction(Function):

@@ -63,7 +63,7 @@ def get_numerical_jacobian(func: Any, inputs: Any, eps: float = 1e-6) -> list[li
     """
     T = _T()
     inputs = _as_tuple(inputs)
-    with no_grad():
+    with enable_grad():  # func may differentiate internally (gradgradcheck): its outputs exist only then
         base_out = _diff_outputs(func(*inputs))
     jac: list[list[np.ndarray]] = []
     for i, x in enumerate(inputs):
@@ -117,25 +117,66 @@ def get_analytical_jacobian(func: Any, inputs: Any) -> tuple[list[list[np.ndarra
     return jac, outs
 
 
+def get_forward_jacobian(func: Any, inputs: Any) -> list[list[np.ndarray]]:
+    """jac[i][j] like ``get_numerical_jacobian``'s, each row the output tangents of one forward-AD jvp
+    along a unit direction of input i's real dofs."""
+    T = _T()
+    from torchplug_autograd._forward import enter_level, exit_level, set_tangent, tangent_of
+
+    inputs = _as_tuple(inputs)
+    with enable_grad():
+        base_out = _diff_outputs(func(*inputs))
+    jac: list[list[np.ndarray]] = []
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        cols = [np.zeros((_dofs(x), _dofs(o))) for o in base_out]
+        for k in range(_dofs(x)):
+            lid = enter_level()
+            try:
+                dual = x.view_as(x)  # still requiring grad: func may differentiate (gradgradcheck)
+                set_tangent(dual, lid, T.tensor(_unit(x, k), dtype=x.dtype, device=x.device))
+                args = list(inputs)
+                args[i] = dual
+                outs = _diff_outputs(func(*args))
+                for j, o in enumerate(outs):
+                    tan = tangent_of(o, lid)
+                    if tan is not None:
+                        cols[j][k] = _real_values(tan)
+            finally:
+                exit_level(lid)
+        jac.append(cols)
+    return jac
+
+
 def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
               check_forward_ad: bool = False, check_backward_ad: bool = True, fast_mode: bool = False,
               masked: bool | None = None) -> bool:
-    """True if the analytical Jacobian of ``func`` matches finite differences at ``inputs``."""
+    """True if the analytical Jacobian of ``func`` matches finite differences at ``inputs``.
+
+    ``check_backward_ad`` compares the Jacobian backward mode gives, ``check_forward_ad`` the one
+    forward-mode AD gives (one jvp per input dof).
+    """
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have "
                          "requires_grad=True.")
     numerical = get_numerical_jacobian(func, inputs, eps)
-    analytical, _ = get_analytical_jacobian(func, inputs)
-    for i, (num_cols, ana_cols) in enumerate(zip(numerical, analytical)):
-        for j, (n, a) in enumerate(zip(num_cols, ana_cols)):
-            if n.shape != a.shape or not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {i},\nnumerical:{n}\nanalytical:{a}\n")
+    checks = []
+    if check_backward_ad:
+        checks.append(("Jacobian mismatch", get_analytical_jacobian(func, inputs)[0]))
+    if check_forward_ad:
+        checks.append(("Jacobian computed with forward mode mismatch", get_forward_jacobian(func, inputs)))
+    for what, analytical in checks:
+        for i, (num_cols, ana_cols) in enumerate(zip(numerical, analytical)):
+            for j, (n, a) in enumerate(zip(num_cols, ana_cols)):
+                if n.shape != a.shape or not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"{what} for output {j} with respect to input {i},\nnumerical:{n}\nanalytical:{a}\n")
     return True
 
 
@@ -173,5 +214,7 @@ def gradgradcheck(func: Any, inputs: Any, grad_outputs: Any = None, *, eps: floa
         gs = _grad(outs, diff_ins, list(gos[: len(outs)]), create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
+    # check_fwd_over_rev: the gradients' Jacobian by forward AD over the backward pass
     return gradcheck(new_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

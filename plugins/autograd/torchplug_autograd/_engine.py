@@ -19,6 +19,7 @@ from torchplug._dispatch.tls import tls
 from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
+from . import _views as V
 from ._state import AUTOGRAD_BAND, GLOBAL, STATE, set_grad_mode
 
 __all__ = ["run_backward", "backward", "grad", "sum_to"]
@@ -556,7 +557,7 @@ def _output_edges(outputs: list[Tensor]) -> list[tuple[G.Node, int]]:
             raise TypeError(f"backward/grad expects Tensors as outputs, got {type(o).__name__}")
         if not o._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        edges.append(G.gradient_edge(o))
+        edges.append(V.gradient_edge(o))
     return edges
 
 
@@ -582,7 +583,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     for t in inputs:
         if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [G.gradient_edge(t) for t in inputs]
+    capture = [V.gradient_edge(t) for t in inputs]
     got = run_backward(edges, grads, retain_graph, create_graph, capture=capture, accumulate=False)
     for t, g in zip(inputs, got):
         if g is None:
@@ -616,7 +617,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if retain_graph is None:
         retain_graph = create_graph
     edges = _output_edges(outs)
-    capture = [G.gradient_edge(t) for t in ins]
+    capture = [V.gradient_edge(t) for t in ins]
     got = run_backward(edges, grads, retain_graph, create_graph, capture=capture, accumulate=False)
     result = []
     for i, (t, g) in enumerate(zip(ins, got)):

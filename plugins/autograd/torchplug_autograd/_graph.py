@@ -17,7 +17,7 @@ from torchplug._dispatch.keys import _AUTOGRAD_BASE as AUTOGRAD_SHIFT
 from torchplug._tensor.construct import new_view
 from torchplug._tensor.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "gradient_edge", "set_history",
+__all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "set_history",
            "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description"]
 
 SEQ = itertools.count()
@@ -278,18 +278,6 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     acc = AccumulateGrad(t)
     t._autograd_meta = weakref.ref(acc)
     return acc
-
-
-def gradient_edge(t: Tensor) -> tuple[Node, int]:
-    """Where the gradient of ``t`` flows: its grad_fn and output number, or its accumulator."""
-    if t._base is not None and t._grad_fn is not None:
-        from ._views import refresh_view
-
-        refresh_view(t)
-    fn = t._grad_fn
-    if fn is None:
-        return (grad_accumulator(t), 0)
-    return (fn, t._autograd_meta)
 
 
 def set_history(t: Tensor, node: Node, nr: int = 0) -> None:

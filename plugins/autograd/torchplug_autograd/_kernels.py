@@ -20,6 +20,7 @@ from torchplug._dispatch.tls import tls
 from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
+from . import _views as V
 from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
 from ._state import FW, GLOBAL, STATE
@@ -72,7 +73,7 @@ def edge(t: Any) -> Any:
             return None
     except AttributeError:
         return None
-    return G.gradient_edge(t)
+    return V.gradient_edge(t)
 
 
 def _ver(x: Any) -> Any:
@@ -129,7 +130,7 @@ _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 
 _GLOBALS = {
     "_undiff_dtype": _undifferentiable_dtype,
-    "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": G.gradient_edge,
+    "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": V.gradient_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_alias_fw": _alias_saved, "_geometry": _geometry,
     "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,

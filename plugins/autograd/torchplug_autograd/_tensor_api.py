@@ -8,6 +8,7 @@ from typing import Any
 from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
+from . import _views as V
 from ._engine import backward as _backward
 from ._engine import run_backward as _run_backward
 from ._kernels import DIFF_DTYPES
@@ -72,7 +73,7 @@ def register_hook(t: Tensor, hook: Any) -> G.RemovableHandle:
         handle = G.RemovableHandle(table)
         table[handle.id] = hook
         return handle
-    node, nr = G.gradient_edge(t)
+    node, nr = V.gradient_edge(t)
     return node._register_tensor_hook(nr, hook)
 
 
@@ -93,7 +94,7 @@ def retain_grad(t: Tensor) -> None:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t._grad_fn is None:
         return
-    node, nr = G.gradient_edge(t)
+    node, nr = V.gradient_edge(t)
     node._get_hooks().retain[nr] = weakref.ref(t)
     t.__dict__["_retains_grad"] = True
 

@@ -17,7 +17,7 @@ from torchplug._tensor.tensor import Tensor
 
 from . import _graph as G
 
-__all__ = ["rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices",
+__all__ = ["gradient_edge", "rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices",
            "check_view_write"]
 
 
@@ -142,7 +142,7 @@ def _geometry(t: Tensor) -> tuple[Any, ...]:
 
 def _view_node(view: Tensor, base: Tensor) -> AsStridedView:
     node = AsStridedView()
-    node._next = (G.gradient_edge(base),)
+    node._next = (gradient_edge(base),)
     node.base_geom = _geometry(base)
     node.view_geom = _geometry(view)
     node.mode = _dtype_mode(view, base)
@@ -162,7 +162,7 @@ def rebase_history(t: Tensor, node: G.Node) -> None:
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     cs = CopySlices()
-    base_edge = G.gradient_edge(base) if base._requires_grad else None
+    base_edge = gradient_edge(base) if base._requires_grad else None
     cs._next = (base_edge,) + tuple(node._next[1:])
     cs.fn = node
     cs.base_geom = _geometry(base)
@@ -175,6 +175,17 @@ def rebase_history(t: Tensor, node: G.Node) -> None:
     vnode = _view_node(t, base)
     G.set_history(t, vnode, 0)
     t.__dict__["_vv"] = t._storage.version
+
+
+def gradient_edge(t: Tensor) -> tuple[G.Node, int]:
+    """Where the gradient of ``t`` flows: its grad_fn and output number, or its accumulator.  A view whose
+    base's history changed since the view was recorded gets its grad_fn regenerated first."""
+    if t._base is not None and t._grad_fn is not None:
+        refresh_view(t)
+    fn = t._grad_fn
+    if fn is None:
+        return (G.grad_accumulator(t), 0)
+    return (fn, t._autograd_meta)
 
 
 def refresh_view(t: Tensor) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
+from torchplug_autograd import _views as V
 from torchplug_autograd._forward import set_tangent, tangent_of
 from torchplug_autograd._kernels import DIFF_DTYPES
 from torchplug_autograd._state import FW, GLOBAL, STATE
@@ -173,7 +174,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
                 _run_jvp(cls, ctx, args, outs, fw_tangents)
                 return outs[0] if single else tuple(outs)
             return outputs
-        edges = tuple(G.gradient_edge(a) if t and a._requires_grad else None for t, a in zip(is_tensor, args))
+        edges = tuple(V.gradient_edge(a) if t and a._requires_grad else None for t, a in zip(is_tensor, args))
         ctx._next = edges
         single = not isinstance(outputs, tuple)
         outs = [outputs] if single else list(outputs)

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
+from torchplug_autograd import _views as V
 from torchplug_autograd._state import STATE
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "save_on_cpu",
@@ -25,7 +26,7 @@ class GradientEdge(NamedTuple):
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
-    node, nr = G.gradient_edge(tensor)
+    node, nr = V.gradient_edge(tensor)
     return GradientEdge(node, nr)
 
 

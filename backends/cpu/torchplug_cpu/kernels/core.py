@@ -13,11 +13,13 @@ from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 from torchplug.library import KernelTable
 
 from .. import _common as C
+from .. import _parallel as P
 
 TABLE = KernelTable("CPU")
 
 _ndarray = np.ndarray
 _copyto = np.copyto
+_PARALLEL_BYTES = 1 << 20  # below this one thread copies as fast
 
 
 # ---- fresh results -----------------------------------------------------------------------------------
@@ -216,6 +218,8 @@ def copy_(self, src, non_blocking=False):
     else:  # a Python number
         dst.fill(scalar_as(src, dst.dtype))
         return self
+    if data.dtype is dst.dtype and dst.nbytes >= _PARALLEL_BYTES and P.copy(dst, data):
+        return self  # a large same-dtype copy on the C thread pool
     copy_into(dst, data)
     return self
 

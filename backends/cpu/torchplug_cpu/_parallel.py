@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_ITEMS", "set_threads", "threads", "binary", "binary_scalar", "unary", "total", "copy", "OPS"]
+__all__ = ["MIN_ITEMS", "set_threads", "threads", "binary", "binary_scalar", "unary", "square", "total", "copy", "OPS",
+           "UNARY_OPS"]
 
 # Items below which one thread is as fast: the pool's ranges are at least 2^16 items (2 x 256 KiB
 # for float32), so a loop needs two of them before a second thread can take one.
@@ -146,7 +147,9 @@ def square(x: np.ndarray, out: np.ndarray) -> bool:
 
 def total(x: np.ndarray) -> float | None:
     """The sum of a large contiguous float32/float64 array as a Python float (double), or None."""
-    if x.size < MIN_ITEMS or _K is None or x.dtype not in _FLOATS or not x.flags.c_contiguous:
+    if x.__class__ is not _ndarray or x.size < MIN_ITEMS or _K is None or x.dtype not in _FLOATS:
+        return None
+    if not x.flags.c_contiguous:
         return None
     return _K.sum(x, x.dtype is _F64)
 
@@ -155,7 +158,9 @@ def copy(dst: np.ndarray, src: Any) -> bool:
     """``dst[...] = src`` for a contiguous ``dst`` and a same-dtype, same-shape ``src`` whose last dim
     is contiguous, threaded; False if not done (the arrays may not overlap: callers pass a source
     that is not the destination, and the C checks refuse overlapping spans)."""
-    if _threads < 2 or dst.nbytes < _COPY_BYTES or _K is None or src.__class__ is not _ndarray:
+    if _threads < 2 or _K is None or src.__class__ is not _ndarray or dst.__class__ is not _ndarray:
+        return False
+    if dst.nbytes < _COPY_BYTES or not dst.flags.writeable:
         return False
     if src.dtype != dst.dtype or src.shape != dst.shape or not dst.flags.c_contiguous or src.dtype.hasobject:
         return False

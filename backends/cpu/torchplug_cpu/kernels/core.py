@@ -12,8 +12,9 @@ from torchplug._runtime.backends import backend_for
 from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
-from .. import _parallel as P
 
 TABLE = KernelTable("CPU")
 

@@ -16,6 +16,7 @@ element before writing it).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ from torchplug._ops.composites import out_kernel
 from torchplug._tensor.empty import resize_output
 from torchplug.library import KernelTable
 
-from .. import _parallel as P
+from torchplug_cpu import _parallel as P  # (absolute: host-only)
+
 from .._common import INTEGRAL, Tensor, loud, quiet
 from .pointwise import _FLOAT_UNARY, _value_error
 
@@ -117,10 +119,6 @@ def _binary_out(ufunc: Any, functional: str, dtypes: frozenset, with_alpha: bool
     return kernel
 
 
-TABLE.impl("aten::add.out")(_binary_out(np.add, "aten::add.Tensor", _EXACT, True))
-TABLE.impl("aten::sub.out")(_binary_out(np.subtract, "aten::sub.Tensor", _EXACT, True))
-TABLE.impl("aten::mul.out")(_binary_out(np.multiply, "aten::mul", _EXACT, False))
-TABLE.impl("aten::div.out")(_binary_out(np.true_divide, "aten::div.Tensor", _PLAIN, False))
 
 
 def _unary_out(ufunc: Any, name: str) -> Any:
@@ -146,8 +144,19 @@ def _unary_out(ufunc: Any, name: str) -> Any:
     return kernel
 
 
-# float32/float64 in, the same dtype out: the ufuncs the functional kernels call themselves
-_UNARY = {name: fn for name, fn in _FLOAT_UNARY.items() if isinstance(fn, np.ufunc)}
-_UNARY.update(neg=np.negative, abs=np.absolute, floor=np.floor, ceil=np.ceil, trunc=np.trunc)
-for _name, _fn in _UNARY.items():
-    TABLE.impl(f"aten::{_name}.out")(_unary_out(_fn, _name))
+def _register() -> None:
+    TABLE.impl("aten::add.out")(_binary_out(np.add, "aten::add.Tensor", _EXACT, True))
+    TABLE.impl("aten::sub.out")(_binary_out(np.subtract, "aten::sub.Tensor", _EXACT, True))
+    TABLE.impl("aten::mul.out")(_binary_out(np.multiply, "aten::mul", _EXACT, False))
+    TABLE.impl("aten::div.out")(_binary_out(np.true_divide, "aten::div.Tensor", _PLAIN, False))
+    # float32/float64 in, the same dtype out: the ufuncs the functional kernels call themselves
+    unary = {name: fn for name, fn in _FLOAT_UNARY.items() if isinstance(fn, np.ufunc)}
+    unary.update(neg=np.negative, abs=np.absolute, floor=np.floor, ceil=np.ceil, trunc=np.trunc)
+    for name, fn in unary.items():
+        TABLE.impl(f"aten::{name}.out")(_unary_out(fn, name))
+
+
+# Only for NumPy arrays: where the cuda backend instantiates these kernels for CuPy, its out=
+# overloads keep the core's generic kernel.
+if np.ndarray is sys.modules["numpy"].ndarray:
+    _register()

@@ -19,8 +19,9 @@ from torchplug._base import dtype as D
 from torchplug._ops.composites import check_castable
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
-from .. import _parallel as P
 from .._common import COMPLEX, F32, FLOATING, HALF, INTEGRAL, Tensor, loud, not_implemented, operand, quiet, wrap
 
 TABLE = KernelTable("CPU")

@@ -16,8 +16,9 @@ import numpy as np
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
-from .. import _parallel as P
 from .._common import COMPLEX, F32, FLOATING, HALF, INTEGRAL, Tensor, loud, not_implemented, quiet, wrap
 
 TABLE = KernelTable("CPU")

@@ -17,7 +17,7 @@ setup(
     ext_modules=[
         # optional: without a C compiler the install succeeds and the NumPy versions are used
         Extension("torchplug_cpu._ckernels", ["torchplug_cpu/_ckernels.c"], optional=not SANITIZE,
-                  extra_compile_args=SANITIZER_FLAGS if SANITIZE else ["-O3"],
+                  extra_compile_args=(SANITIZER_FLAGS if SANITIZE else ["-O3"]) + ["-fno-math-errno"],
                   extra_link_args=SANITIZER_FLAGS[:2] if SANITIZE else []),
         # PyTorch's CPU random stream; -ffp-contract=off: only the fma() calls written there are fused
         Extension("torchplug_cpu._crandom", ["torchplug_cpu/_crandom.c"], optional=not SANITIZE,

@@ -40,6 +40,9 @@ def _blas_threads(n: int | None) -> int:
         from ._blas_policy import set_user_threads
 
         set_user_threads(n)  # what large products use (small ones stay on one thread)
+        from ._parallel import set_threads
+
+        set_threads(n)  # the C extension's pool for large elementwise, sum and copy loops
         from .kernels.pointwise import reset_axpy
 
         reset_axpy()  # whether the optimizer fast path may use SciPy's BLAS depends on its threads

@@ -4,7 +4,9 @@
  * indices (forward and backward), softmax/log_softmax and nll_loss with their backward, and
  * relu's backward select.  On small feature maps NumPy runs these as strided copies
  * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
- * in per-row loop overhead; here each is one pass in C.
+ * in per-row loop overhead; here each is one pass in C.  A small pthread pool runs large
+ * float32/float64 add/sub/mul/div, neg/abs/sqrt/square, sums and copies on all cores (see
+ * ``parallel_for``; torchplug_cpu._parallel decides which calls take it).
  *
  * Optional: built when a compiler is present (backends/cpu/setup.py marks it optional) and
  * used through torchplug_cpu._native, whose callers keep their NumPy versions as the fallback.
@@ -13,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -750,6 +753,506 @@ static PyObject *py_nll_backward(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ---- the thread pool: large elementwise, reduction and copy loops on all cores -------------------------
+ *
+ * A loop of ``n`` items is cut into ``parts`` contiguous ranges of nearly equal length (at most the
+ * thread count set by ``set_num_threads``, and none shorter than the grain), and range ``p`` always runs
+ * the same code over the same items whichever thread runs it: elementwise results are bit-identical
+ * for every thread count.  The calling thread runs range 0; ranges 1.. go to workers started on first
+ * use, which sleep on a condition variable between loops.  One loop at a time uses the pool: a second
+ * Python thread calling in meanwhile (the GIL is released) runs its loop on its own thread, as does a
+ * forked child until it starts its own workers. */
+
+#define POOL_MAX 64
+
+typedef void (*range_fn)(void *ctx, long long begin, long long end, int part);
+
+static struct {
+    pthread_mutex_t busy; /* held by the one loop that uses the workers */
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    int started;          /* workers running */
+    int threads;          /* the count set_num_threads gave */
+    unsigned long gen;    /* bumped once per loop handed to the workers */
+    range_fn fn;
+    void *ctx;
+    long long n;
+    int parts, pending;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          0, 1, 0, NULL, NULL, 0, 0, 0};
+
+/* [begin, end) of range ``part`` of ``parts`` over ``n`` items: no product that could overflow. */
+static void range_of(long long n, int parts, int part, long long *begin, long long *end) {
+    const long long q = n / parts, r = n % parts;
+    *begin = part * q + (part < r ? part : r);
+    *end = *begin + q + (part < r ? 1 : 0);
+}
+
+static void *pool_worker(void *arg) {
+    const int id = (int)(intptr_t)arg;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.gen == seen)
+            pthread_cond_wait(&pool.work, &pool.mu);
+        seen = pool.gen;
+        if (id >= pool.parts)
+            continue;
+        const range_fn fn = pool.fn;
+        void *const ctx = pool.ctx;
+        long long begin, end;
+        range_of(pool.n, pool.parts, id, &begin, &end);
+        pthread_mutex_unlock(&pool.mu);
+        fn(ctx, begin, end, id);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* A forked child has none of the parent's workers: it starts its own when it needs them. */
+static void pool_after_fork_child(void) {
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.work, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.started = 0;
+    pool.pending = 0;
+}
+
+/* Runs fn over [0, n) in ranges of at least ``grain`` items on up to ``threads`` threads; call without
+ * the GIL.  Returns the number of ranges used (each got its own ``part`` index, 0-based). */
+static int parallel_for(range_fn fn, void *ctx, long long n, long long grain) {
+    int parts = pool.threads;
+    if (grain < 1)
+        grain = 1;
+    if (n / grain < parts)
+        parts = (int)(n / grain);
+    if (parts <= 1 || pthread_mutex_trylock(&pool.busy) != 0) {
+        fn(ctx, 0, n, 0);
+        return 1;
+    }
+    pthread_mutex_lock(&pool.mu);
+    while (pool.started < parts - 1) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        const int ok = pthread_create(&t, &attr, pool_worker, (void *)(intptr_t)(pool.started + 1)) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok)
+            break;
+        pool.started++;
+    }
+    if (parts > pool.started + 1) /* fewer workers than wanted could start: fewer, longer ranges */
+        parts = pool.started + 1;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    pool.parts = parts;
+    pool.pending = parts - 1;
+    pool.gen++;
+    if (parts > 1)
+        pthread_cond_broadcast(&pool.work);
+    pthread_mutex_unlock(&pool.mu);
+    long long begin, end;
+    range_of(n, parts, 0, &begin, &end);
+    fn(ctx, begin, end, 0);
+    pthread_mutex_lock(&pool.mu);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.busy);
+    return parts;
+}
+
+static PyObject *py_set_num_threads(PyObject *self, PyObject *args) {
+    int n;
+    if (!PyArg_ParseTuple(args, "i:set_num_threads", &n))
+        return NULL;
+    if (n < 1) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.set_num_threads: the thread count must be positive, got %d", n);
+        return NULL;
+    }
+    pool.threads = n < POOL_MAX ? n : POOL_MAX;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_get_num_threads(PyObject *self, PyObject *args) { return PyLong_FromLong(pool.threads); }
+
+/* ---- elementwise loops ---- */
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, N_BINARY };
+enum { OP_NEG, OP_ABS, OP_SQRT, OP_SQUARE, N_UNARY };
+
+typedef struct {
+    const void *x, *y; /* y: NULL for a scalar operand */
+    void *out;
+    double scalar;
+    int op, dbl, scalar_first;
+} ew_t;
+
+/* out[i] = x[i] OP y[i], or with a scalar on either side; no ``restrict``: out may be x or y (out= an input). */
+#define ELEMENTWISE(T, A, B)                                                                                        \
+    switch (e->op) {                                                                                                \
+    case OP_ADD: for (long long i = begin; i < end; i++) out[i] = (A) + (B); break;                                 \
+    case OP_SUB: for (long long i = begin; i < end; i++) out[i] = (A) - (B); break;                                 \
+    case OP_MUL: for (long long i = begin; i < end; i++) out[i] = (A) * (B); break;                                 \
+    default: for (long long i = begin; i < end; i++) out[i] = (A) / (B); break;                                     \
+    }
+
+#define DEFINE_BINARY(T)                                                                                            \
+    static void binary_##T(void *ctx, long long begin, long long end, int part) {                                   \
+        const ew_t *e = (const ew_t *)ctx;                                                                          \
+        const T *x = (const T *)e->x;                                                                               \
+        T *out = (T *)e->out;                                                                                       \
+        const T s = (T)e->scalar;                                                                                   \
+        (void)part;                                                                                                 \
+        if (e->y) {                                                                                                 \
+            const T *y = (const T *)e->y;                                                                           \
+            ELEMENTWISE(T, x[i], y[i])                                                                              \
+        } else if (e->scalar_first) {                                                                               \
+            ELEMENTWISE(T, s, x[i])                                                                                 \
+        } else {                                                                                                    \
+            ELEMENTWISE(T, x[i], s)                                                                                 \
+        }                                                                                                           \
+    }
+
+/* The unary ops whose results are exactly rounded (the same bits as NumPy's and PyTorch's loops). */
+#define DEFINE_UNARY(T, SQRT, ABS)                                                                                  \
+    static void unary_##T(void *ctx, long long begin, long long end, int part) {                                    \
+        const ew_t *e = (const ew_t *)ctx;                                                                          \
+        const T *x = (const T *)e->x;                                                                               \
+        T *out = (T *)e->out;                                                                                       \
+        (void)part;                                                                                                 \
+        switch (e->op) {                                                                                            \
+        case OP_NEG: for (long long i = begin; i < end; i++) out[i] = -x[i]; break;                                 \
+        case OP_ABS: for (long long i = begin; i < end; i++) out[i] = ABS(x[i]); break;                             \
+        case OP_SQRT: for (long long i = begin; i < end; i++) out[i] = SQRT(x[i]); break;                           \
+        default: for (long long i = begin; i < end; i++) out[i] = x[i] * x[i]; break;                               \
+        }                                                                                                           \
+    }
+
+DEFINE_BINARY(float)
+DEFINE_BINARY(double)
+DEFINE_UNARY(float, sqrtf, fabsf)
+DEFINE_UNARY(double, sqrt, fabs)
+
+/* Items per range: below this a hand-off to a worker costs more than the loop (about 2 x 256 KiB). */
+#define EW_GRAIN (1LL << 16)
+
+/* The output may be exactly an input (out= the input) but may not overlap one partly. */
+static int check_out_alias(const char *op, const Py_buffer *out, const Py_buffer *in) {
+    if (overlap(out, in) && out->buf != in->buf) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.%s: the output partly overlaps an input; pass a fresh output "
+                     "array or the input itself", op);
+        return -1;
+    }
+    return 0;
+}
+
+/* binary(op, x, y, out, dbl): out = x op y over three buffers of one size (op 0..3: add, sub, mul, div) */
+static PyObject *py_binary(PyObject *self, PyObject *args) {
+    Py_buffer x, y, out;
+    int op, dbl;
+    if (!PyArg_ParseTuple(args, "iy*y*w*p:binary", &op, &x, &y, &out, &dbl))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long n = x.len / size;
+    if (op < 0 || op >= N_BINARY) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.binary: unknown op %d (0..%d)", op, N_BINARY - 1);
+    } else if (check_size(&x, "x", n, size) == 0 && check_size(&y, "y", n, size) == 0 &&
+               check_size(&out, "out", n, size) == 0 && check_out_alias("binary", &out, &x) == 0 &&
+               check_out_alias("binary", &out, &y) == 0) {
+        ew_t e = {x.buf, y.buf, out.buf, 0.0, op, dbl, 0};
+        if (n) {
+            Py_BEGIN_ALLOW_THREADS
+            parallel_for(dbl ? binary_double : binary_float, &e, n, EW_GRAIN);
+            Py_END_ALLOW_THREADS
+        }
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&y);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* binary_scalar(op, x, scalar, out, dbl, scalar_first): out = x op s (or s op x); s is rounded to the
+ * buffers' type first, as NumPy and PyTorch do with a Python number and a float32 tensor */
+static PyObject *py_binary_scalar(PyObject *self, PyObject *args) {
+    Py_buffer x, out;
+    int op, dbl, first;
+    double s;
+    if (!PyArg_ParseTuple(args, "iy*dw*pp:binary_scalar", &op, &x, &s, &out, &dbl, &first))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long n = x.len / size;
+    if (op < 0 || op >= N_BINARY) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.binary_scalar: unknown op %d (0..%d)", op, N_BINARY - 1);
+    } else if (check_size(&x, "x", n, size) == 0 && check_size(&out, "out", n, size) == 0 &&
+               check_out_alias("binary_scalar", &out, &x) == 0) {
+        ew_t e = {x.buf, NULL, out.buf, s, op, dbl, first};
+        if (n) {
+            Py_BEGIN_ALLOW_THREADS
+            parallel_for(dbl ? binary_double : binary_float, &e, n, EW_GRAIN);
+            Py_END_ALLOW_THREADS
+        }
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* unary(op, x, out, dbl): op 0..3: neg, abs, sqrt, square */
+static PyObject *py_unary(PyObject *self, PyObject *args) {
+    Py_buffer x, out;
+    int op, dbl;
+    if (!PyArg_ParseTuple(args, "iy*w*p:unary", &op, &x, &out, &dbl))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long n = x.len / size;
+    if (op < 0 || op >= N_UNARY) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.unary: unknown op %d (0..%d)", op, N_UNARY - 1);
+    } else if (check_size(&x, "x", n, size) == 0 && check_size(&out, "out", n, size) == 0 &&
+               check_out_alias("unary", &out, &x) == 0) {
+        ew_t e = {x.buf, NULL, out.buf, 0.0, op, dbl, 0};
+        if (n) {
+            Py_BEGIN_ALLOW_THREADS
+            parallel_for(dbl ? unary_double : unary_float, &e, n, EW_GRAIN);
+            Py_END_ALLOW_THREADS
+        }
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* ---- sum: the summation order ----
+ * The items are cut into the pool's ranges (one per thread, see parallel_for); each range is summed
+ * pairwise: a run of at most SUM_BLOCK items is summed in 16 interleaved lanes (item i of the run into
+ * lane i % 16) that are then added as a binary tree, and longer runs are split in two halves (the first
+ * a multiple of 16 items long) whose sums are added.  The ranges' sums are then added in order.  float32
+ * items accumulate in double, float64 in double, so the result moves by at most a rounding of its
+ * type between thread counts (the rounding error of pairwise summation grows with log n). */
+#define SUM_BLOCK 4096
+#define SUM_LANES 16
+
+typedef struct {
+    const void *x;
+    int dbl;
+    double partial[POOL_MAX];
+} sum_t;
+
+#define DEFINE_SUM(T)                                                                                               \
+    static double lanes_##T(const T *x, long long n) {                                                              \
+        double acc[SUM_LANES] = {0};                                                                                \
+        long long i = 0;                                                                                            \
+        for (; i + SUM_LANES <= n; i += SUM_LANES)                                                                  \
+            for (int l = 0; l < SUM_LANES; l++)                                                                     \
+                acc[l] += (double)x[i + l];                                                                         \
+        for (int l = 0; i < n; i++, l++)                                                                            \
+            acc[l] += (double)x[i];                                                                                 \
+        for (int w = SUM_LANES / 2; w > 0; w /= 2)                                                                  \
+            for (int l = 0; l < w; l++)                                                                             \
+                acc[l] += acc[l + w];                                                                               \
+        return acc[0];                                                                                              \
+    }                                                                                                               \
+    static double pairwise_##T(const T *x, long long n) {                                                           \
+        if (n <= SUM_BLOCK)                                                                                         \
+            return lanes_##T(x, n);                                                                                 \
+        const long long half = n / 2 / SUM_LANES * SUM_LANES;                                                       \
+        return pairwise_##T(x, half) + pairwise_##T(x + half, n - half);                                            \
+    }                                                                                                               \
+    static void sum_range_##T(void *ctx, long long begin, long long end, int part) {                                \
+        sum_t *s = (sum_t *)ctx;                                                                                    \
+        s->partial[part] = pairwise_##T((const T *)s->x + begin, end - begin);                                      \
+    }
+
+DEFINE_SUM(float)
+DEFINE_SUM(double)
+
+/* Items per range of a sum (it only reads: a larger grain than the elementwise loops). */
+#define SUM_GRAIN (1LL << 17)
+
+/* sum(x, dbl) -> the sum of a float32/float64 buffer as a Python float (see the summation order above) */
+static PyObject *py_sum(PyObject *self, PyObject *args) {
+    Py_buffer x;
+    int dbl;
+    if (!PyArg_ParseTuple(args, "y*p:sum", &x, &dbl))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long n = x.len / size;
+    if (check_size(&x, "x", n, size) == 0) {
+        sum_t s;
+        s.x = x.buf;
+        s.dbl = dbl;
+        double total = 0;
+        if (n) {
+            Py_BEGIN_ALLOW_THREADS
+            const int parts = parallel_for(dbl ? sum_range_double : sum_range_float, &s, n, SUM_GRAIN);
+            for (int p = 0; p < parts; p++)
+                total += s.partial[p];
+            Py_END_ALLOW_THREADS
+        }
+        result = PyFloat_FromDouble(total);
+    }
+    PyBuffer_Release(&x);
+    return result;
+}
+
+/* ---- copy ---- */
+typedef struct {
+    const char *src;
+    char *dst;
+} copy_t;
+
+static void copy_range(void *ctx, long long begin, long long end, int part) {
+    const copy_t *c = (const copy_t *)ctx;
+    (void)part;
+    memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
+}
+
+/* Bytes per range of a copy. */
+#define COPY_GRAIN (1LL << 19)
+
+/* copy(src, dst): dst[:] = src[:] for two buffers of one length that do not overlap */
+static PyObject *py_copy(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "y*w*:copy", &src, &dst))
+        return NULL;
+    PyObject *result = NULL;
+    if (src.len != dst.len) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.copy: the source holds %zd bytes and the destination %zd; pass "
+                     "buffers of one length", src.len, dst.len);
+    } else if (overlap(&src, &dst)) {
+        PyErr_SetString(PyExc_ValueError, "_ckernels.copy: the source and the destination overlap; copy through a "
+                        "fresh buffer");
+    } else {
+        copy_t c = {(const char *)src.buf, (char *)dst.buf};
+        if (src.len) {
+            Py_BEGIN_ALLOW_THREADS
+            parallel_for(copy_range, &c, (long long)src.len, COPY_GRAIN);
+            Py_END_ALLOW_THREADS
+        }
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return result;
+}
+
+/* A strided source (any layout NumPy exports, negative strides included) into a C-contiguous
+ * destination: rows of the last dim, the ranges cut over rows. */
+typedef struct {
+    const char *src;
+    char *dst;
+    int ndim;
+    Py_ssize_t itemsize, inner;
+    const Py_ssize_t *shape, *strides;
+} strided_t;
+
+#define STRIDED_ROW(T)                                                                                              \
+    for (Py_ssize_t j = 0; j < c->inner; j++)                                                                       \
+        ((T *)d)[j] = *(const T *)(s + j * step);
+
+static void strided_range(void *ctx, long long begin, long long end, int part) {
+    const strided_t *c = (const strided_t *)ctx;
+    const int outer = c->ndim - 1;
+    Py_ssize_t index[64];
+    const char *s = c->src;
+    long long rest = begin;
+    (void)part;
+    for (int k = outer - 1; k >= 0; k--) { /* the multi-index of row ``begin`` */
+        index[k] = (Py_ssize_t)(rest % c->shape[k]);
+        rest /= c->shape[k];
+        s += index[k] * c->strides[k];
+    }
+    const Py_ssize_t step = c->strides[outer], row_bytes = c->inner * c->itemsize;
+    char *d = c->dst + begin * row_bytes;
+    for (long long r = begin; r < end; r++, d += row_bytes) {
+        if (step == c->itemsize)
+            memcpy(d, s, (size_t)row_bytes);
+        else
+            switch (c->itemsize) {
+        case 1: STRIDED_ROW(uint8_t) break;
+        case 2: STRIDED_ROW(uint16_t) break;
+        case 4: STRIDED_ROW(uint32_t) break;
+        case 8: STRIDED_ROW(uint64_t) break;
+        default:
+            for (Py_ssize_t j = 0; j < c->inner; j++)
+                memcpy(d + j * c->itemsize, s + j * step, (size_t)c->itemsize);
+        }
+        for (int k = outer - 1; k >= 0; k--) { /* the next row: carry through the outer dims */
+            s += c->strides[k];
+            if (++index[k] < c->shape[k])
+                break;
+            s -= index[k] * c->strides[k];
+            index[k] = 0;
+        }
+    }
+}
+
+/* copy_strided(src, dst): dst (C-contiguous, one item size) = src in row-major order, for a src of
+ * at least one dim and any strides (as its exporter describes them) that does not overlap dst */
+static PyObject *py_copy_strided(PyObject *self, PyObject *args) {
+    PyObject *src_obj;
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "Ow*:copy_strided", &src_obj, &dst))
+        return NULL;
+    if (PyObject_GetBuffer(src_obj, &src, PyBUF_RECORDS_RO) < 0) {
+        PyBuffer_Release(&dst);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    long long items = 1, rows = 1;
+    int ok = src.ndim >= 1 && src.ndim <= 64 && src.shape != NULL && src.strides != NULL && src.itemsize > 0;
+    if (!ok)
+        PyErr_Format(PyExc_ValueError, "_ckernels.copy_strided: the source must have 1 to 64 dims with strides, "
+                     "got %d", src.ndim);
+    for (int k = 0; ok && k < src.ndim; k++) {
+        if (mul64(items, (long long)src.shape[k], &items, "copy_strided") < 0)
+            ok = 0;
+        else if (k < src.ndim - 1)
+            rows *= src.shape[k]; /* rows <= items: cannot overflow */
+    }
+    if (ok && check_size(&dst, "destination", items, src.itemsize) == 0) {
+        /* the source's byte span (its exporter's layout), to refuse a destination inside it */
+        const char *lo = (const char *)src.buf, *hi = (const char *)src.buf + src.itemsize;
+        for (int k = 0; items && k < src.ndim; k++) {
+            if (src.strides[k] < 0)
+                lo += (src.shape[k] - 1) * src.strides[k];
+            else
+                hi += (src.shape[k] - 1) * src.strides[k];
+        }
+        const char *d0 = (const char *)dst.buf;
+        if (items && d0 < hi && lo < d0 + dst.len) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.copy_strided: the destination overlaps the source; copy "
+                            "through a fresh buffer");
+        } else {
+            strided_t c = {(const char *)src.buf, (char *)dst.buf, src.ndim, src.itemsize, src.shape[src.ndim - 1],
+                           src.shape, src.strides};
+            if (items) {
+                /* a range's grain in rows: at least COPY_GRAIN bytes of destination */
+                long long row_bytes = (long long)c.inner * src.itemsize, grain = COPY_GRAIN / row_bytes + 1;
+                Py_BEGIN_ALLOW_THREADS
+                parallel_for(strided_range, &c, rows, grain);
+                Py_END_ALLOW_THREADS
+            }
+            result = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"im2col", py_im2col, METH_VARARGS, "im2col(x, cols, dbl, geometry): fill the 2-d column matrix."},
     {"col2im", py_col2im, METH_VARARGS, "col2im(cols, dx, dbl, geometry): accumulate columns into dx."},
@@ -765,10 +1268,28 @@ static PyMethodDef methods[] = {
     {"nll", py_nll, METH_VARARGS, "nll(x, target, dbl, rows, n, ignore_index) -> (total, count)."},
     {"nll_backward", py_nll_backward, METH_VARARGS,
      "nll_backward(target, grad_input, dbl, rows, n, ignore_index, value)."},
+    {"set_num_threads", py_set_num_threads, METH_VARARGS,
+     "set_num_threads(n): the most threads one large loop below uses."},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, "get_num_threads() -> the count set_num_threads gave."},
+    {"binary", py_binary, METH_VARARGS, "binary(op, x, y, out, dbl): out = x op y (0 add, 1 sub, 2 mul, 3 div)."},
+    {"binary_scalar", py_binary_scalar, METH_VARARGS,
+     "binary_scalar(op, x, scalar, out, dbl, scalar_first): out = x op scalar (or scalar op x)."},
+    {"unary", py_unary, METH_VARARGS, "unary(op, x, out, dbl): 0 neg, 1 abs, 2 sqrt, 3 square."},
+    {"sum", py_sum, METH_VARARGS, "sum(x, dbl) -> the pairwise sum (double) of a float32/float64 buffer."},
+    {"copy", py_copy, METH_VARARGS, "copy(src, dst): dst[:] = src[:] for two disjoint buffers of one length."},
+    {"copy_strided", py_copy_strided, METH_VARARGS,
+     "copy_strided(src, dst): a strided src into a disjoint C-contiguous dst of its items."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "torchplug_cpu._ckernels",
                                     "Sliding-window loops of the cpu backend in C (optional).", -1, methods};
 
-PyMODINIT_FUNC PyInit__ckernels(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__ckernels(void) {
+    static int registered = 0;
+    if (!registered) {
+        pthread_atfork(NULL, NULL, pool_after_fork_child);
+        registered = 1;
+    }
+    return PyModule_Create(&module);
+}

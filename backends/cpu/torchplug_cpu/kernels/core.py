@@ -12,12 +12,15 @@ from torchplug._runtime.backends import backend_for
 from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
 
 TABLE = KernelTable("CPU")
 
 _ndarray = np.ndarray
 _copyto = np.copyto
+_PARALLEL_BYTES = 1 << 20  # below this one thread copies as fast
 
 
 # ---- fresh results -----------------------------------------------------------------------------------
@@ -216,6 +219,8 @@ def copy_(self, src, non_blocking=False):
     else:  # a Python number
         dst.fill(scalar_as(src, dst.dtype))
         return self
+    if data.dtype is dst.dtype and dst.nbytes >= _PARALLEL_BYTES and P.copy(dst, data):
+        return self  # a large same-dtype copy on the C thread pool
     copy_into(dst, data)
     return self
 

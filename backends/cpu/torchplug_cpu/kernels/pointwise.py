@@ -19,6 +19,8 @@ from torchplug._base import dtype as D
 from torchplug._ops.composites import check_castable
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
 from .._common import COMPLEX, F32, FLOATING, HALF, INTEGRAL, Tensor, loud, not_implemented, operand, quiet, wrap
 
@@ -139,6 +141,10 @@ def _quick(ufunc: Any, self: Any, other: Any) -> Tensor | None:
         y = other._data
     else:
         return None
+    if x.__class__ is _ndarray and x.size >= _MIN_ITEMS or y.__class__ is _ndarray and y.size >= _MIN_ITEMS:
+        r = _threaded(ufunc, x, y)
+        if r is not None:
+            return r
     tok = quiet()
     try:
         return wrap(ufunc(x, y))
@@ -146,6 +152,24 @@ def _quick(ufunc: Any, self: Any, other: Any) -> Tensor | None:
         raise _value_error(e, (x, y)) from None
     finally:
         loud(tok)
+
+
+_ndarray = np.ndarray
+_MIN_ITEMS = P.MIN_ITEMS
+
+
+def _threaded(ufunc: Any, x: Any, y: Any) -> Tensor | None:
+    """``ufunc(x, y)`` for large operands of one shape on the C thread pool, or None."""
+    xa = x.__class__ is _ndarray
+    ref = x if xa else y
+    if P.threads() < 2 or (xa and y.__class__ is _ndarray and y.shape != x.shape):
+        return None
+    out = np.empty(ref.shape, ref.dtype)
+    if xa:
+        done = P.binary(ufunc, x, y, out) if y.__class__ is _ndarray else P.binary_scalar(ufunc, x, y, out)
+    else:
+        done = P.binary_scalar(ufunc, y, x, out, scalar_first=True)
+    return wrap(out) if done else None
 
 
 def _is_bool(x: Any) -> bool:
@@ -192,9 +216,14 @@ def _float_unary(fn: Any, name: str) -> Any:
     def kernel(self: Tensor) -> Tensor:
         dt = self._dtype
         if dt in _PLAIN:  # fast path
+            x = self._data
+            if x.size >= _MIN_ITEMS and fn in P.UNARY_OPS:
+                out = np.empty(x.shape, x.dtype)
+                if P.unary(fn, x, out):
+                    return wrap(out)
             tok = quiet()
             try:
-                return wrap(fn(self._data))
+                return wrap(fn(x))
             finally:
                 loud(tok)
         if dt in _FLOAT8:
@@ -216,7 +245,12 @@ def _same_unary(name: str, fn: Any, *, int_fn: Any = None, bool_error: Any = Non
     def kernel(self: Tensor) -> Tensor:
         dt = self._dtype
         if dt in _PLAIN:  # fast path: float32/64 compute in their own dtype and never warn here
-            return wrap(fn(self._data))
+            x = self._data
+            if x.size >= _MIN_ITEMS and fn in P.UNARY_OPS:
+                out = np.empty(x.shape, x.dtype)
+                if P.unary(fn, x, out):
+                    return wrap(out)
+            return wrap(fn(x))
         if dt is _BOOL and bool_error is not None:
             raise bool_error(dt)
         if dt in COMPLEX and complex_error is not None:
@@ -298,6 +332,11 @@ def absolute(self: Tensor) -> Tensor:  # complex -> its real dtype
         raise not_implemented("abs_cpu", dt)
     if dt in COMPLEX or dt in _FLOAT8:  # (abs is one of the few float8 kernels torch has)
         return wrap(np.abs(self._data))
+    x = self._data
+    if dt in _PLAIN and x.size >= _MIN_ITEMS:
+        out = np.empty(x.shape, x.dtype)
+        if P.unary(np.absolute, x, out):
+            return wrap(out)
     return _result(dt, np.abs, self)
 
 
@@ -312,6 +351,11 @@ def frac(self: Tensor) -> Tensor:
 def square(self: Tensor) -> Tensor:
     if self._dtype is _BOOL:  # pow(bool, 2): the int exponent promotes to int64
         return wrap(self._data.astype(_NP_I64))
+    x = self._data
+    if self._dtype in _PLAIN and x.size >= _MIN_ITEMS:
+        out = np.empty(x.shape, x.dtype)
+        if P.square(x, out):
+            return wrap(out)
     return _result(self._dtype, _square, self)
 
 

@@ -16,6 +16,8 @@ import numpy as np
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
+from torchplug_cpu import _parallel as P  # (absolute: one host module; it declines non-NumPy arrays)
+
 from .. import _common as C
 from .._common import COMPLEX, F32, FLOATING, HALF, INTEGRAL, Tensor, loud, not_implemented, quiet, wrap
 
@@ -31,6 +33,7 @@ _PROD = np.multiply.reduce
 
 
 _PLAIN = frozenset((D.float32, D.float64))
+_MIN_ITEMS = P.MIN_ITEMS
 _FLOAT8 = frozenset(D.FLOAT8_DTYPES)  # PyTorch's cpu reductions have no float8 kernels
 
 
@@ -75,6 +78,10 @@ def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dt
         x = self._data
         tok = quiet()  # float32 overflow gives inf, silently as in PyTorch
         try:
+            if x.size >= _MIN_ITEMS:
+                s = P.total(x)  # pairwise, in double, on the thread pool (see _parallel)
+                if s is not None:
+                    return wrap(np.asarray(s, x.dtype))
             return wrap(_SUM(x, axis=None, dtype=x.dtype))
         finally:
             loud(tok)
@@ -121,6 +128,9 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype | 
     axes = _axes(x, dim)
     tok = quiet()
     try:
+        s = P.total(x) if x.size >= _MIN_ITEMS and dt in _PLAIN and len(axes) == x.ndim and not keepdim else None
+        if s is not None:  # the sum rounded to the dtype first, then divided in it, as the NumPy path does
+            return wrap(np.asarray(s, x.dtype) / np.asarray(x.size, x.dtype))
         r = _SUM(x, axis=axes, dtype=_acc(dt), keepdims=keepdim) / np.asarray(_count(x, axes), _acc(dt))
     finally:
         loud(tok)

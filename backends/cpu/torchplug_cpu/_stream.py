@@ -26,11 +26,11 @@ from torchplug import _random as R
 __all__ = [
     "FUSED", "fill", "direct_target", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
     "NORMFILL_D", "NORMAL", "LOGNORMAL", "EXPONENTIAL", "GEOMETRIC", "CAUCHY", "BERNOULLI", "BERN_PF", "BERN_PD",
-    "POISSON",
+    "POISSON", "GAMMA", "BINOMIAL",
 ]
 
 (RAW32, UNIFORM_F, UNIFORM_D, NORMFILL_F, NORMFILL_H, NORMFILL_D, NORMAL, LOGNORMAL, EXPONENTIAL, GEOMETRIC, CAUCHY,
- BERNOULLI, BERN_PF, BERN_PD, POISSON) = range(15)
+ BERNOULLI, BERN_PF, BERN_PD, POISSON, GAMMA, BINOMIAL) = range(17)
 _OUT_DTYPE = {RAW32: np.uint32, UNIFORM_F: np.float32, UNIFORM_D: np.float64, NORMFILL_F: np.float32,
               NORMFILL_H: np.float32, NORMFILL_D: np.float64, BERNOULLI: np.uint8, BERN_PF: np.uint8, BERN_PD: np.uint8}
 
@@ -80,7 +80,7 @@ def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: n
     if out is None:
         out = np.empty(n, dtype=_OUT_DTYPE.get(kind, np.float64))
     if p is not None:
-        p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64)
+        p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64).reshape(-1)
     if _C is not None:
         with g._lock:
             has = g._normal_double is not None
@@ -357,6 +357,10 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
         return _unit_d(g, n) < p
     if kind == POISSON:
         return np.array([_poisson_one(g, float(lam)) for lam in p], dtype=np.float64)
+    if kind == GAMMA:
+        return np.array([_gamma_one(g, float(alpha), bool(a)) for alpha in p], dtype=np.float64)
+    if kind == BINOMIAL:
+        return np.array([_binomial_one(g, float(c), float(q)) for c, q in zip(p[:n], p[n:])], dtype=np.float64)
     raise ValueError(f"unknown distribution kind {kind}")
 
 
@@ -391,3 +395,108 @@ def _poisson_one(g: R.Generator, lam: float) -> float:
             x += 1
         else:
             return float(x)
+
+
+def _normal_one(g: R.Generator) -> float:
+    return float(_normal_pairs(g, 1, 0.0, 1.0)[0])
+
+
+def _gamma_one(g: R.Generator, alpha: float, single: bool) -> float:
+    """ATen's sample_gamma as _s_gamma_cpu runs it (the C version runs the same steps; ``single``:
+    scalar_t float, whose alpha, 1/alpha and d steps round to float32)."""
+    f32 = np.float32
+    scale = 1.0
+    if single:
+        af = f32(alpha)
+        if af < 1:
+            if af == 0:
+                return float(np.finfo(f32).tiny)  # sample_gamma's 0, clamped as every result
+            scale *= (1 - float(_unit_d(g, 1)[0])) ** float(f32(1) / af)
+            af = f32(af + f32(1))
+        d = float(f32(af - f32(1) / f32(3)))
+    else:
+        if alpha < 1:
+            if alpha == 0:
+                return float(np.finfo(np.float64).tiny)
+            scale *= (1 - float(_unit_d(g, 1)[0])) ** (1.0 / alpha)
+            alpha += 1.0
+        d = alpha - float(f32(1) / f32(3))
+    c = 1.0 / math.sqrt(9.0 * d)
+    k0331 = float(f32(0.0331))
+    while True:
+        while True:
+            x = _normal_one(g)
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - float(_unit_d(g, 1)[0])
+        xx = x * x
+        if u < 1.0 - k0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            sample = scale * d * v
+            break
+    if single:
+        return float(max(f32(sample), np.finfo(f32).tiny))
+    return max(sample, np.finfo(np.float64).tiny)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                  0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _btrs(g: R.Generator, count: float, prob: float) -> float:
+    """ATen's btrs (Hoermann's transformed rejection), for count * prob >= 10."""
+    stddev = math.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        U = float(_unit_d(g, 1)[0]) - 0.5
+        V = float(_unit_d(g, 1)[0])
+        us = 0.5 - abs(U)
+        k = math.floor((2 * a / us + b) * U + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and V <= v_r:
+            return float(k)
+        V = math.log(V * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1))) + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1)) + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(count - k))
+        if V <= upper:
+            return float(k)
+
+
+def _binomial_inversion(g: R.Generator, count: float, prob: float) -> float:
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = math.log1p(-prob)
+    while True:
+        geom_sum += math.ceil(math.log(float(_unit_d(g, 1)[0])) / logprob)
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1
+
+
+def _binomial_one(g: R.Generator, count: float, prob: float) -> float:
+    """ATen's sample_binomial (scalar_t double; the C version runs the same steps)."""
+    if count <= 0 or prob <= 0:
+        return 0.0
+    if prob >= 1:
+        return count
+    if prob <= 0.5:
+        return _btrs(g, count, prob) if count * prob >= 10 else _binomial_inversion(g, count, prob)
+    if prob > 0.5:
+        q = 1.0 - prob
+        return count - (_btrs(g, count, q) if count * q >= 10 else _binomial_inversion(g, count, q))
+    return math.nan

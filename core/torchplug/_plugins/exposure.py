@@ -26,6 +26,7 @@ PROVIDERS = {
     "autograd": "autograd", "no_grad": "autograd", "enable_grad": "autograd", "set_grad_enabled": "autograd",
     "is_grad_enabled": "autograd", "inference_mode": "autograd", "is_inference_mode_enabled": "autograd",
     "nn": "nn", "optim": "nn", "save": "nn", "load": "nn", "amp": "amp", "autocast": "amp",
+    "distributions": "distributions",
 }
 
 

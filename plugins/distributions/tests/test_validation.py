@@ -92,3 +92,15 @@ def test_blocked_plugin_says_which_plugin():
     assert out.returncode == 0, out.stderr
     assert "torchplug.distributions is provided by the 'distributions' plugin" in out.stdout
     assert out.stdout.strip().endswith("2.0")  # everything else still works
+
+
+def test_loaded_only_when_used():
+    code = ("import sys, torchplug\n"
+            "torchplug.ones(2) + 1\n"
+            "print('torchplug_distributions.distributions' in sys.modules)\n"
+            "print(torchplug.distributions.Normal(0.0, 1.0).mean.item())\n"
+            "try:\n    torchplug.distributions.NoSuchThing\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:2] == ["False", "0.0"] and lines[2].endswith("has no attribute 'NoSuchThing'")

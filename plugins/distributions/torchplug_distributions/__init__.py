@@ -6,7 +6,6 @@ The public package is :mod:`torchplug_distributions.distributions`, PyTorch's ``
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from torchplug.hookspecs import hookimpl
@@ -16,11 +15,8 @@ __all__ = ["torchplug_configure"]
 
 @hookimpl
 def torchplug_configure(ctx: Any) -> None:
-    from . import distributions
+    # a stand-in that imports the real package on first use (see _lazy); ``import torchplug.distributions.x``
+    # resolves through the exposure finder to the real package's already-imported submodule
+    from . import _lazy
 
-    ctx.expose("distributions", distributions)
-    # ``import torchplug.distributions.constraints`` gives the already-imported module, not a second copy
-    real, public = distributions.__name__, "torchplug.distributions"
-    for name, module in list(sys.modules.items()):
-        if name.startswith(real + "."):
-            sys.modules.setdefault(public + name[len(real):], module)
+    ctx.expose("distributions", _lazy)

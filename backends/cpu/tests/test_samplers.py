@@ -9,7 +9,7 @@ import pytest
 
 import torchplug as tp
 from torchplug_cpu import _stream
-from torchplug_cpu.kernels import sampler_grads
+from torchplug_cpu import _sampler_math as sampler_grads
 
 torch = pytest.importorskip("torch")
 

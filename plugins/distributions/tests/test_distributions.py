@@ -121,10 +121,12 @@ def test_expand(pair):
     _close(de.log_prob(_mirror(x)), re_.log_prob(x))
 
 
-def test_enumerate_support(pair):
-    cid, d, r = pair
-    if not r.has_enumerate_support:
-        pytest.skip("no enumerable support")
+ENUMERABLE = [c for c in CASES if isinstance(c[1], str) and getattr(torch.distributions, c[1]).has_enumerate_support]
+
+
+@pytest.mark.parametrize("case", ENUMERABLE, ids=[c[0] for c in ENUMERABLE])
+def test_enumerate_support(case):
+    d, r = build(tp, *case[1:]), build(torch, *case[1:])
     for expand in (True, False):
         ref, ref_err = _outcome(lambda: r.enumerate_support(expand=expand))
         mine, err = _outcome(lambda: d.enumerate_support(expand=expand))

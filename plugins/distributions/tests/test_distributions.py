@@ -230,3 +230,28 @@ def test_sample_shape_forms():
     assert d.rsample([5]).shape == (5, 3)
     with pytest.warns(FutureWarning, match="`sample_n\\(n\\)` will be deprecated"):
         assert d.sample_n(2).shape == (2, 3)
+
+
+FLOAT32_CASES = [c for c in CASES if c[0] not in ("wishart", "lkjcholesky")]  # (float32 Cholesky noise on both sides)
+
+
+@pytest.mark.parametrize("case", FLOAT32_CASES, ids=[c[0] for c in FLOAT32_CASES])
+def test_float32_parameters(case):
+    """The same distributions with float32 parameters: float32 results, values within float32 rounding."""
+    cid, cls, params, kwargs = case
+    p32 = {k: v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float64 else v
+           for k, v in params.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d, r = build(tp, cls, p32, kwargs), build(torch, cls, p32, kwargs)
+    x = _torch_samples(r)
+    mine, ref = d.log_prob(_mirror(x)), r.log_prob(x)
+    assert str(mine.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=2e-4, atol=2e-4)
+    tp.manual_seed(4)
+    torch.manual_seed(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = d.sample((3,)), r.sample((3,))
+    assert a.dtype.itemsize == b.dtype.itemsize and tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=2e-5, atol=1e-5)

@@ -121,12 +121,7 @@ class Geometric(Distribution):
         shape = self._extended_shape(sample_shape)
         tiny = torch.finfo(self.probs.dtype).tiny
         with torch.no_grad():
-            if False:
-                # [JIT WORKAROUND] lack of support for .uniform_()
-                u = torch.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
-                u = u.clamp(min=tiny)
-            else:
-                u = self.probs.new(shape).uniform_(tiny, 1)
+            u = self.probs.new(shape).uniform_(tiny, 1)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):

@@ -358,9 +358,17 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
     if kind == POISSON:
         return np.array([_poisson_one(g, float(lam)) for lam in p], dtype=np.float64)
     if kind == GAMMA:
-        return np.array([_gamma_one(g, float(alpha), bool(a)) for alpha in p], dtype=np.float64)
+        draws = _Draws(g)
+        try:
+            return np.array([_gamma_one(draws, float(alpha), bool(a)) for alpha in p], dtype=np.float64)
+        finally:
+            draws.finish()
     if kind == BINOMIAL:
-        return np.array([_binomial_one(g, float(c), float(q)) for c, q in zip(p[:n], p[n:])], dtype=np.float64)
+        draws = _Draws(g)
+        try:
+            return np.array([_binomial_one(draws, float(c), float(q)) for c, q in zip(p[:n], p[n:])], dtype=np.float64)
+        finally:
+            draws.finish()
     raise ValueError(f"unknown distribution kind {kind}")
 
 
@@ -397,11 +405,48 @@ def _poisson_one(g: R.Generator, lam: float) -> float:
             return float(x)
 
 
-def _normal_one(g: R.Generator) -> float:
-    return float(_normal_pairs(g, 1, 0.0, 1.0)[0])
+class _Draws:
+    """One value at a time for the fallback's rejection samplers (gamma, binomial), from a block of engine
+    words drawn ahead; ``finish`` leaves the generator advanced by exactly the words used (a NumPy MT19937
+    round trip per value would cost more than the sampler itself)."""
+
+    def __init__(self, g: R.Generator, block: int = 4096) -> None:
+        self.g = g
+        self._start = (g._key.copy(), g._pos)
+        self._words = g.random_raw(block).tolist()
+        self._i = 0
+
+    def _word(self) -> int:
+        if self._i == len(self._words):
+            self._words += self.g.random_raw(len(self._words)).tolist()
+        self._i += 1
+        return self._words[self._i - 1]
+
+    def unit_d(self) -> float:
+        """uniform_real_distribution<double>(0, 1): 53 bits of random64() (high word first)."""
+        hi = self._word()
+        return (((hi << 32) | self._word()) & ((1 << 53) - 1)) * 2.0 ** -53
+
+    def normal(self) -> float:
+        """normal_distribution<double>(0, 1): Box-Muller, the second value cached in the generator."""
+        g = self.g
+        if g._normal_double is not None:
+            value, g._normal_double = g._normal_double, None
+            return value
+        u1, u2 = self.unit_d(), self.unit_d()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        g._normal_double = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def finish(self) -> None:
+        g = self.g
+        with g._lock:
+            g._key, g._pos = self._start
+        g.random_raw(self._i)
 
 
-def _gamma_one(g: R.Generator, alpha: float, single: bool) -> float:
+def _gamma_one(g: _Draws, alpha: float, single: bool) -> float:
     """ATen's sample_gamma as _s_gamma_cpu runs it (the C version runs the same steps; ``single``:
     scalar_t float, whose alpha, 1/alpha and d steps round to float32)."""
     f32 = np.float32
@@ -411,26 +456,26 @@ def _gamma_one(g: R.Generator, alpha: float, single: bool) -> float:
         if af < 1:
             if af == 0:
                 return float(np.finfo(f32).tiny)  # sample_gamma's 0, clamped as every result
-            scale *= (1 - float(_unit_d(g, 1)[0])) ** float(f32(1) / af)
+            scale *= (1 - g.unit_d()) ** float(f32(1) / af)
             af = f32(af + f32(1))
         d = float(f32(af - f32(1) / f32(3)))
     else:
         if alpha < 1:
             if alpha == 0:
                 return float(np.finfo(np.float64).tiny)
-            scale *= (1 - float(_unit_d(g, 1)[0])) ** (1.0 / alpha)
+            scale *= (1 - g.unit_d()) ** (1.0 / alpha)
             alpha += 1.0
         d = alpha - float(f32(1) / f32(3))
     c = 1.0 / math.sqrt(9.0 * d)
     k0331 = float(f32(0.0331))
     while True:
         while True:
-            x = _normal_one(g)
+            x = g.normal()
             y = 1.0 + c * x
             if y > 0:
                 break
         v = y * y * y
-        u = 1 - float(_unit_d(g, 1)[0])
+        u = 1 - g.unit_d()
         xx = x * x
         if u < 1.0 - k0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
             sample = scale * d * v
@@ -451,7 +496,7 @@ def _stirling_tail(k: float) -> float:
     return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
 
 
-def _btrs(g: R.Generator, count: float, prob: float) -> float:
+def _btrs(g: _Draws, count: float, prob: float) -> float:
     """ATen's btrs (Hoermann's transformed rejection), for count * prob >= 10."""
     stddev = math.sqrt(count * prob * (1 - prob))
     b = 1.15 + 2.53 * stddev
@@ -462,8 +507,8 @@ def _btrs(g: R.Generator, count: float, prob: float) -> float:
     alpha = (2.83 + 5.1 / b) * stddev
     m = math.floor((count + 1) * prob)
     while True:
-        U = float(_unit_d(g, 1)[0]) - 0.5
-        V = float(_unit_d(g, 1)[0])
+        U = g.unit_d() - 0.5
+        V = g.unit_d()
         us = 0.5 - abs(U)
         k = math.floor((2 * a / us + b) * U + c)
         if k < 0 or k > count:
@@ -478,17 +523,17 @@ def _btrs(g: R.Generator, count: float, prob: float) -> float:
             return float(k)
 
 
-def _binomial_inversion(g: R.Generator, count: float, prob: float) -> float:
+def _binomial_inversion(g: _Draws, count: float, prob: float) -> float:
     geom_sum, num_geom = 0.0, 0.0
     logprob = math.log1p(-prob)
     while True:
-        geom_sum += math.ceil(math.log(float(_unit_d(g, 1)[0])) / logprob)
+        geom_sum += math.ceil(math.log(g.unit_d()) / logprob)
         if geom_sum > count:
             return num_geom
         num_geom += 1
 
 
-def _binomial_one(g: R.Generator, count: float, prob: float) -> float:
+def _binomial_one(g: _Draws, count: float, prob: float) -> float:
     """ATen's sample_binomial (scalar_t double; the C version runs the same steps)."""
     if count <= 0 or prob <= 0:
         return 0.0

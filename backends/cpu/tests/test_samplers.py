@@ -1,4 +1,4 @@
-"""The samplers behind torch.distributions (``_standard_gamma``, ``_sample_dirichlet``, ``binomial``) draw
+"""The samplers behind torch.distributions (``_standard_gamma``, ``_sample_dirichlet``, ``binomial``, ``poisson``) draw
 PyTorch's CPU stream value for value, through the C kernels and the NumPy fallback, and their
 reparameterisation gradients (``_standard_gamma_grad``, ``_dirichlet_grad``) agree with ATen's."""
 
@@ -71,6 +71,12 @@ def test_binomial_stream(engine, dtype):
     prob[:3] = (0, 1, 0.5)
     _same_stream(lambda: tp.binomial(tp.tensor(count), tp.tensor(prob)),
                  lambda: torch.binomial(torch.tensor(count), torch.tensor(prob)))
+
+
+def test_poisson_stream(engine):
+    rates = np.random.default_rng(4).uniform(0, 30, 80)  # both of ATen's samplers (rate below and above 10)
+    rates[:2] = (0, 10)
+    _same_stream(lambda: tp.poisson(tp.tensor(rates)), lambda: torch.poisson(torch.tensor(rates)))
 
 
 def test_binomial_broadcasts_prob():

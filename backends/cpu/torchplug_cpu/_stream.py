@@ -356,7 +356,11 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
     if kind == BERN_PD:
         return _unit_d(g, n) < p
     if kind == POISSON:
-        return np.array([_poisson_one(g, float(lam)) for lam in p], dtype=np.float64)
+        draws = _Draws(g)
+        try:
+            return np.array([_poisson_one(draws, float(lam)) for lam in p], dtype=np.float64)
+        finally:
+            draws.finish()
     if kind == GAMMA:
         draws = _Draws(g)
         try:
@@ -372,10 +376,9 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
     raise ValueError(f"unknown distribution kind {kind}")
 
 
-def _poisson_one(g: R.Generator, lam: float) -> float:
+def _poisson_one(g: _Draws, lam: float) -> float:
     """ATen's sample_poisson (one rate; the C version runs the same steps)."""
-    def u() -> float:
-        return float(_unit_d(g, 1)[0])
+    u = g.unit_d
 
     if lam >= 10:
         slam, loglam = math.sqrt(lam), math.log(lam)
@@ -406,7 +409,7 @@ def _poisson_one(g: R.Generator, lam: float) -> float:
 
 
 class _Draws:
-    """One value at a time for the fallback's rejection samplers (gamma, binomial), from a block of engine
+    """One value at a time for the fallback's rejection samplers (poisson, gamma, binomial), from a block of engine
     words drawn ahead; ``finish`` leaves the generator advanced by exactly the words used (a NumPy MT19937
     round trip per value would cost more than the sampler itself)."""
 

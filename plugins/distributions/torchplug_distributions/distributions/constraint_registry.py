@@ -72,9 +72,6 @@ def _transform_independent(constraint: Any) -> Any:
 @_both(constraints.greater_than)
 @_both(constraints.greater_than_eq)
 def _greater_than(constraint: Any) -> Any:
-    # positive and nonnegative are instances of these types
-    if constraint is constraints.positive or constraint is constraints.nonnegative:
-        return transforms.ExpTransform()
     return transforms.ComposeTransform([transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)])
 
 

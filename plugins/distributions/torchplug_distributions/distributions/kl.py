@@ -12,6 +12,7 @@ import torchplug as torch
 
 from ._linalg import batch_mahalanobis, solve_lower
 from .bernoulli import Bernoulli
+from ._kl_cross import register_cross_kl
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
@@ -261,3 +262,6 @@ def _kl_independent_independent(p: Any, q: Any) -> Any:
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+register_cross_kl(register_kl)

@@ -12,6 +12,7 @@ import torchplug as torch
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
+from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
@@ -112,6 +113,11 @@ def _cross_pareto(p: Any, q: Any) -> Any:
     return q.alpha.log() + q.alpha * q.scale.log() - (q.alpha + 1) * _e_log(p)
 
 
+def _cross_continuous_bernoulli(p: Any, q: Any) -> Any:
+    # log q(x) = x log(p) + (1 - x) log(1 - p) + log C(p), linear in x
+    return _e_x(p) * (q.probs.log() - torch.log1p(-q.probs)) + torch.log1p(-q.probs) + q._cont_bern_log_norm()
+
+
 def _cross_uniform(p: Any, q: Any) -> Any:
     return -(q.high - q.low).log()
 
@@ -122,6 +128,7 @@ def _cross_poisson(p: Any, q: Any) -> Any:
 
 _CROSS = {Exponential: _cross_exponential, Gamma: _cross_gamma, Normal: _cross_normal, Gumbel: _cross_gumbel,
           Laplace: _cross_laplace, Beta: _cross_beta, Pareto: _cross_pareto, Uniform: _cross_uniform,
+          ContinuousBernoulli: _cross_continuous_bernoulli,
           Poisson: _cross_poisson}
 
 
@@ -130,11 +137,11 @@ def _outside(p: Any, q: Any) -> Any:
     if isinstance(p, Uniform):
         if isinstance(q, (Exponential, Gamma)):
             return p.low < 0
-        if isinstance(q, Beta):
+        if isinstance(q, (Beta, ContinuousBernoulli)):
             return (p.low < 0) | (p.high > 1)
         if isinstance(q, Pareto):
             return p.low < q.scale
-    if isinstance(p, Beta) and isinstance(q, Uniform):
+    if isinstance(p, (Beta, ContinuousBernoulli)) and isinstance(q, Uniform):
         return (q.low > 0) | (q.high < 1)
     return None
 
@@ -156,12 +163,16 @@ _INFINITE = [(Normal, q) for q in (Beta, Exponential, Gamma, Pareto, Uniform)] \
     + [(Gumbel, q) for q in (Beta, Exponential, Gamma, Pareto, Uniform)] \
     + [(Exponential, Beta), (Exponential, Pareto), (Exponential, Uniform), (Gamma, Beta), (Gamma, Pareto),
        (Gamma, Uniform), (Pareto, Beta), (Pareto, Uniform), (Beta, Pareto), (Poisson, Bernoulli),
-       (Poisson, Binomial)]
+       (Poisson, Binomial)] \
+    + [(p, ContinuousBernoulli) for p in (Exponential, Gamma, Gumbel, Laplace, Normal, Pareto)] \
+    + [(ContinuousBernoulli, Pareto)]
 _FINITE = [(Bernoulli, Poisson), (Beta, Exponential), (Beta, Gamma), (Beta, Normal), (Beta, Uniform),
            (Exponential, Gamma), (Exponential, Gumbel), (Exponential, Normal), (Gamma, Exponential),
            (Gamma, Gumbel), (Gamma, Normal), (Gumbel, Normal), (Laplace, Normal), (Normal, Gumbel),
            (Normal, Laplace), (Pareto, Exponential), (Pareto, Gamma), (Pareto, Normal)] \
-    + [(Uniform, q) for q in (Beta, Exponential, Gamma, Gumbel, Normal, Pareto)]
+    + [(Uniform, q) for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Normal, Pareto)] \
+    + [(ContinuousBernoulli, q) for q in (ContinuousBernoulli, Exponential, Normal, Uniform)] \
+    + [(Beta, ContinuousBernoulli)]
 
 
 def register_cross_kl(register_kl: Callable) -> None:

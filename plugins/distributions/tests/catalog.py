@@ -1,6 +1,6 @@
 """The distributions under test: one entry per case, built alike in torchplug and torch from NumPy parameters.
 
-Not written yet, so not in the catalog: VonMises, Wishart, LKJCholesky, GeneralizedPareto.
+Not written yet, so not in the catalog: Wishart, LKJCholesky, GeneralizedPareto.
 
 Each entry is ``(id, class name or builder(distributions module, params), params, kwargs)``; ``params`` maps argument names to NumPy arrays (float64)
 or Python numbers, so the same values reach both libraries.
@@ -72,6 +72,7 @@ CASES = [
     ("gumbel", "Gumbel", {"loc": _real(3), "scale": _pos(3)}, {}),
     ("weibull", "Weibull", {"scale": _pos(3), "concentration": _pos(3)}, {}),
     ("pareto", "Pareto", {"scale": _pos(3), "alpha": _pos(3, lo=2.5, hi=5.0)}, {}),
+    ("vonmises", "VonMises", {"loc": _real(3), "concentration": _pos(3)}, {}),
     ("negbinomial", "NegativeBinomial", {"total_count": _pos(3), "probs": _unit(3)}, {}),
     ("contbernoulli", "ContinuousBernoulli", {"probs": _unit(3, lo=0.2, hi=0.45)}, {}),
     ("logisticnormal", "LogisticNormal", {"loc": _real(3), "scale": _pos(3)}, {}),

@@ -1,6 +1,6 @@
 """The distributions under test: one entry per case, built alike in torchplug and torch from NumPy parameters.
 
-Not written yet, so not in the catalog: Wishart, LKJCholesky.
+Not written yet, so not in the catalog: Wishart.
 
 Each entry is ``(id, class name or builder(distributions module, params), params, kwargs)``; ``params`` maps argument names to NumPy arrays (float64)
 or Python numbers, so the same values reach both libraries.
@@ -81,6 +81,7 @@ CASES = [
     ("inversegamma", "InverseGamma", {"concentration": _pos(3, lo=2.5, hi=4), "rate": _pos(3)}, {}),
     ("generalizedpareto", "GeneralizedPareto", # torch compares concentration with a float32 zero: float32 parameters
      {k: v.astype(np.float32) for k, v in {"loc": _real(3), "scale": _pos(3), "concentration": _unit(3, lo=-0.3, hi=0.3)}.items()}, {}),
+    ("lkjcholesky", "LKJCholesky", {"dim": 3, "concentration": _pos(2)}, {}),
     # composed distributions: built by a function of the library
     ("independent", lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1), {"loc": _real(2, 3), "scale": _pos(2, 3)}, {}),
     ("mixture", lambda D, p: D.MixtureSameFamily(D.Categorical(logits=p["logits"]), D.Normal(p["loc"], p["scale"])),

@@ -1,7 +1,5 @@
 """The distributions under test: one entry per case, built alike in torchplug and torch from NumPy parameters.
 
-Not written yet, so not in the catalog: Wishart.
-
 Each entry is ``(id, class name or builder(distributions module, params), params, kwargs)``; ``params`` maps argument names to NumPy arrays (float64)
 or Python numbers, so the same values reach both libraries.
 """
@@ -78,6 +76,7 @@ CASES = [
     ("logisticnormal", "LogisticNormal", {"loc": _real(3), "scale": _pos(3)}, {}),
     ("kumaraswamy", "Kumaraswamy", {"concentration1": _pos(3), "concentration0": _pos(3)}, {}),
     ("fishersnedecor", "FisherSnedecor", {"df1": _pos(3, lo=3, hi=8), "df2": _pos(3, lo=5, hi=9)}, {}),
+    ("wishart", "Wishart", {"df": np.array([4.0, 5.5]), "covariance_matrix": _spd((2,), 3)}, {}),
     ("inversegamma", "InverseGamma", {"concentration": _pos(3, lo=2.5, hi=4), "rate": _pos(3)}, {}),
     ("generalizedpareto", "GeneralizedPareto", # torch compares concentration with a float32 zero: float32 parameters
      {k: v.astype(np.float32) for k, v in {"loc": _real(3), "scale": _pos(3), "concentration": _unit(3, lo=-0.3, hi=0.3)}.items()}, {}),

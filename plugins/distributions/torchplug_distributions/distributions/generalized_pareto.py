@@ -58,9 +58,8 @@ class GeneralizedPareto(Distribution):
     def icdf(self, value: Any) -> Any:
         xi, zero = self._xi()
         log1m = torch.log1p(-value)
-        # (multiplying by 1 / xi, rounded in xi's dtype, gives torch's values to the last bit)
-        z = torch.where(zero, -log1m, torch.expm1(-xi * log1m) * xi.reciprocal())
-        return self.loc + self.scale * z
+        # (scale / xi first, in the parameters' dtype: torch's rounding to the last bit)
+        return torch.where(zero, self.loc - self.scale * log1m, self.loc + (self.scale / xi) * torch.expm1(-xi * log1m))
 
     @property
     def mean(self) -> Any:

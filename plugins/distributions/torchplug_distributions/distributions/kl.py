@@ -19,6 +19,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -265,3 +266,21 @@ def _kl_independent_independent(p: Any, q: Any) -> Any:
 
 
 register_cross_kl(register_kl)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: Any, q: Any) -> Any:
+    """The Bregman divergence of the log normalizer between the natural parameters (same family only):
+    ``A(eta_q) - A(eta_p) - <eta_q - eta_p, grad A(eta_p)>``, the gradient taken by autograd."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot be "
+                                  "computed using Bregman divergences")
+    p_nparams = [nparam.detach().requires_grad_() for nparam in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        term = (qnp - pnp) * g
+        result = result - _sum_rightmost(term, term.dim() - result.dim())  # over each parameter's event dims
+    return result

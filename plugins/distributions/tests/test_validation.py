@@ -34,6 +34,8 @@ def _same_message(fn):
     lambda D, L: D.MultivariateNormal(L.zeros(2), L.tensor([[1.0, 2.0], [2.0, 1.0]]), validate_args=True),
     lambda D, L: D.Uniform(L.tensor(2.0), L.tensor(1.0), validate_args=True),
     lambda D, L: D.Binomial(L.tensor(-1.0), probs=L.tensor(0.5), validate_args=True),
+    lambda D, L: D.ContinuousBernoulli(L.tensor([1.5]), validate_args=True),
+    lambda D, L: D.Wishart(L.tensor(1.0), L.eye(3), validate_args=True),
 ])
 def test_invalid_parameters(fn):
     _same_message(fn)

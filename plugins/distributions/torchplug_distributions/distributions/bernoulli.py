@@ -27,9 +27,6 @@ class Bernoulli(ExponentialFamily):
         scalar = probs_or_logits(self, probs, logits)
         super().__init__(torch.Size() if scalar else self._param.size(), validate_args=validate_args)
 
-    def _new(self, *args: Any, **kwargs: Any) -> Any:
-        return self._param.new(*args, **kwargs)
-
     @property
     def mean(self) -> Any:
         return self.probs

@@ -40,9 +40,6 @@ class Binomial(Distribution):
             self._param = self.logits
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def _new(self, *args: Any, **kwargs: Any) -> Any:
-        return self._param.new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:
         return constraints.integer_interval(0, self.total_count)

@@ -37,9 +37,6 @@ class Categorical(Distribution):
         batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else torch.Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def _new(self, *args: Any, **kwargs: Any) -> Any:
-        return self._param.new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:
         return constraints.integer_interval(0, self._num_events - 1)

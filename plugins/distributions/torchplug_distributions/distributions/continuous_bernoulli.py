@@ -32,6 +32,10 @@ class ContinuousBernoulli(ExponentialFamily):
         given = probs if probs is not None else logits
         (param,) = broadcast_all(given)
         if probs is not None:
+            validate = self._validate_args if validate_args is None else validate_args
+            if validate and not bool(self.support.check(param).all()):
+                # checked here: the clamping below would hide it from the parameter check
+                raise ValueError("The parameter probs has invalid values")
             self.probs = clamp_probs(param)
             self._param = self.probs
         else:

@@ -40,9 +40,6 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args: Any, **kwargs: Any) -> Any:
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> Any:
         return constraints.multinomial(self.total_count)

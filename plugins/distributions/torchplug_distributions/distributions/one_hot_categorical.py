@@ -33,9 +33,6 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args: Any, **kwargs: Any) -> Any:
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def _param(self) -> Any:
         return self._categorical._param

@@ -1,7 +1,7 @@
 """torchplug-distributions: the ``distributions`` core-layer plugin (``torchplug.distributions``).  Hooks only.
 
-The public package is :mod:`torchplug_distributions.distributions`, PyTorch's ``torch.distributions``
-(ported from PyTorch 2.13, BSD-3-Clause) written over torchplug's public tensor API.
+The public package is :mod:`torchplug_distributions.distributions`: probability distributions with PyTorch's
+``torch.distributions`` interface, written over torchplug's public tensor API.
 """
 
 from __future__ import annotations

@@ -814,7 +814,7 @@ class CatTransform(Transform):
             parts.append(ladj)
         dim = self.dim if self.dim >= 0 else self.dim + x.dim()
         if dim < x.dim() - self.event_dim:  # the cat dim is a batch dim: the pieces line up along it
-            return torch.cat(parts, dim=self.dim if self.dim < 0 and self.event_dim == 0 else dim)
+            return torch.cat(parts, dim=dim)
         return functools.reduce(operator.add, parts)
 
     @property

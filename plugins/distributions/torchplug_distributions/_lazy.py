@@ -1,7 +1,7 @@
 """``torchplug.distributions`` until first use: a stand-in module forwarding every attribute to the real
 package, :mod:`torchplug_distributions.distributions`, which it imports on the first access.
 
-Importing the real package defines some fifty classes and registers the KL table (about 50 ms); the
+Importing the real package defines some fifty classes and registers the KL table (about 80 ms); the
 plugin is configured on a script's first tensor operation, so a script that never touches
 distributions would pay that at start.  This module is what the plugin exposes instead.
 """

@@ -27,9 +27,7 @@ SCRIPTS = sorted(p.name for p in HERE.glob("*.py") if p.name != RUNNER.name)
 TIMEOUT_S = 120
 
 # Scripts that need a part of torch torchplug does not have yet; strict, so a fix flags itself.
-XFAIL = {
-    "reinforce.py": "torch.distributions (Categorical) is not implemented in torchplug",
-}
+XFAIL: dict[str, str] = {}
 
 _LOSS = re.compile(r"loss(?:es|_\w+)?\W*?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 

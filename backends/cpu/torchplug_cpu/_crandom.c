@@ -22,6 +22,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -397,6 +398,8 @@ enum {
     K_BERN_PF = 12,    /* uint8 out: u_float < p[i] (float32 p) */
     K_BERN_PD = 13,    /* uint8 out: u_double < p[i] (float64 p) */
     K_POISSON = 14,    /* float64 out from float64 rates p[i] */
+    K_GAMMA = 15,      /* float64 out from float64 concentrations p[i]; a != 0: float32 arithmetic (scalar_t float) */
+    K_BINOMIAL = 16,   /* float64 out from p = [counts..., probs...] (2n float64 items) */
 };
 
 /* Hoermann's transformed rejection (lambda >= 10) or multiplication (ATen's sample_poisson). */
@@ -438,6 +441,127 @@ static double poisson_one(mt_t *g, double lambda) {
     }
 }
 
+/* ATen's sample_gamma (Marsaglia and Tsang, with the boost for alpha < 1) as _s_gamma_cpu runs it:
+ * uniform and normal draws from uniform_real_distribution<double> / normal_distribution<double>,
+ * accscalar_t double; with ``single`` the scalar_t float steps (alpha, 1/alpha, d) and the final
+ * cast and clamp to FLT_MIN are float's, else the result is clamped to DBL_MIN. */
+static double gamma_one(mt_t *g, cache_t *cache, double alpha_in, int single) {
+    double scale = 1.0, d;
+    if (single) {
+        float alpha = (float)alpha_in;
+        if (alpha < 1.0f) {
+            if (alpha == 0.f)
+                return FLT_MIN; /* sample_gamma's 0, clamped as every result */
+            scale *= pow(1 - unit_d(g), (double)(1.0f / alpha));
+            alpha += 1.0f;
+        }
+        d = (double)(alpha - 1.0f / 3.0f);
+    } else {
+        double alpha = alpha_in;
+        if (alpha < 1.0) {
+            if (alpha == 0.0)
+                return DBL_MIN;
+            scale *= pow(1 - unit_d(g), 1.0 / alpha);
+            alpha += 1.0;
+        }
+        d = alpha - (double)(1.0f / 3.0f);
+    }
+    const double c = 1.0 / sqrt(9.0 * d);
+    double sample;
+    for (;;) {
+        double x, y;
+        do {
+            x = normal_d(g, cache, 0.0, 1.0, 0);
+            y = 1.0 + c * x;
+        } while (y <= 0);
+        const double v = y * y * y;
+        const double u = 1 - unit_d(g);
+        const double xx = x * x;
+        if (u < 1.0 - (double)0.0331f * xx * xx) {
+            sample = scale * d * v;
+            break;
+        }
+        if (log(u) < 0.5 * xx + d * (1.0 - v + log(v))) {
+            sample = scale * d * v;
+            break;
+        }
+    }
+    if (single) {
+        const float f = (float)sample;
+        return f > FLT_MIN ? f : FLT_MIN;
+    }
+    return sample > DBL_MIN ? sample : DBL_MIN;
+}
+
+static double stirling_approx_tail(double k) {
+    static const double tail[] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                                  0.00925546218271273, 0.00833056343336287};
+    if (k <= 9)
+        return tail[(size_t)k];
+    const double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+
+/* ATen's btrs: Hoermann's transformed rejection for count * prob >= 10. */
+static double btrs(mt_t *g, double count, double prob) {
+    const double stddev = sqrt(count * prob * (1 - prob));
+    const double b = 1.15 + 2.53 * stddev;
+    const double a = -0.0873 + 0.0248 * b + 0.01 * prob;
+    const double c = count * prob + 0.5;
+    const double v_r = 0.92 - 4.2 / b;
+    const double r = prob / (1 - prob);
+    const double alpha = (2.83 + 5.1 / b) * stddev;
+    const double m = floor((count + 1) * prob);
+    for (;;) {
+        const double U = unit_d(g) - 0.5;
+        double V = unit_d(g);
+        const double us = 0.5 - fabs(U);
+        const double k = floor((2 * a / us + b) * U + c);
+        if (k < 0 || k > count)
+            continue;
+        if (us >= 0.07 && V <= v_r)
+            return k;
+        V = log(V * alpha / (a / (us * us) + b));
+        const double upperbound = (m + 0.5) * log((m + 1) / (r * (count - m + 1))) +
+                                  (count + 1) * log((count - m + 1) / (count - k + 1)) +
+                                  (k + 0.5) * log(r * (count - k + 1) / (k + 1)) + stirling_approx_tail(m) +
+                                  stirling_approx_tail(count - m) - stirling_approx_tail(k) -
+                                  stirling_approx_tail(count - k);
+        if (V <= upperbound)
+            return k;
+    }
+}
+
+/* ATen's binomial_inversion: count geometric waiting times until they pass ``count``. */
+static double binomial_inversion(mt_t *g, double count, double prob) {
+    double geom_sum = 0, num_geom = 0;
+    const double logprob = log1p(-prob);
+    for (;;) {
+        const double geom = ceil(log(unit_d(g)) / logprob);
+        geom_sum += geom;
+        if (geom_sum > count)
+            break;
+        num_geom = num_geom + 1;
+    }
+    return num_geom;
+}
+
+/* ATen's sample_binomial (scalar_t double). */
+static double binomial_one(mt_t *g, double count, double prob) {
+    if (count <= 0.0 || prob <= 0.0)
+        return 0;
+    if (prob >= 1.0)
+        return count;
+    if (prob <= 0.5)
+        return count * prob >= 10.0 ? btrs(g, count, prob) : binomial_inversion(g, count, prob);
+    if (prob > 0.5) {
+        const double qprob = 1.0 - prob;
+        return count - (count * qprob >= 10.0 ? btrs(g, count, qprob) : binomial_inversion(g, count, qprob));
+    }
+    return NAN;
+}
+
 /* fill(key, pos, kind, out, a, b, fma, cache_has, cache_value, p) -> (pos, cache_has, cache_value) */
 static PyObject *py_fill(PyObject *self, PyObject *args) {
     Py_buffer key, out, p;
@@ -450,20 +574,20 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
     mt_t g = {(uint32_t *)key.buf, pos};
     cache_t cache = {chas, cval};
     Py_ssize_t n = -1, np_ = 0;
-    static const Py_ssize_t itemsize[] = {4, 4, 8, 4, 4, 8, 8, 8, 8, 8, 8, 1, 1, 1, 8};
+    static const Py_ssize_t itemsize[] = {4, 4, 8, 4, 4, 8, 8, 8, 8, 8, 8, 1, 1, 1, 8, 8, 8};
     if (check_key(&key, pos) < 0)
         goto done;
-    if (kind < 0 || kind > K_POISSON) {
+    if (kind < 0 || kind > K_BINOMIAL) {
         PyErr_Format(PyExc_ValueError, "_crandom.fill: unknown kind %d", kind);
         goto done;
     }
     if ((n = items(&out, itemsize[kind], "out")) < 0)
         goto done;
-    if (kind == K_BERN_PF || kind == K_BERN_PD || kind == K_POISSON) {
+    if (kind == K_BERN_PF || kind == K_BERN_PD || kind == K_POISSON || kind == K_GAMMA || kind == K_BINOMIAL) {
         np_ = items(&p, kind == K_BERN_PF ? 4 : 8, "p");
         if (np_ < 0)
             goto done;
-        if (np_ != n) {
+        if (np_ != (kind == K_BINOMIAL ? 2 * n : n)) {
             PyErr_Format(PyExc_ValueError, "_crandom.fill: p holds %zd items for %zd outputs", np_, n);
             goto done;
         }
@@ -606,6 +730,20 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         const double *pp = (const double *)p.buf;
         for (Py_ssize_t i = 0; i < n; i++)
             o[i] = poisson_one(&g, pp[i]);
+        break;
+    }
+    case K_GAMMA: {
+        double *o = (double *)out.buf;
+        const double *pp = (const double *)p.buf;
+        for (Py_ssize_t i = 0; i < n; i++)
+            o[i] = gamma_one(&g, &cache, pp[i], a != 0);
+        break;
+    }
+    case K_BINOMIAL: {
+        double *o = (double *)out.buf;
+        const double *pp = (const double *)p.buf;
+        for (Py_ssize_t i = 0; i < n; i++)
+            o[i] = binomial_one(&g, pp[i], pp[n + i]);
         break;
     }
     }

@@ -26,11 +26,11 @@ from torchplug._runtime import generator as R
 __all__ = [
     "FUSED", "fill", "direct_target", "integers", "randperm", "order_view", "order_perm", "UNIFORM_F", "UNIFORM_D", "NORMFILL_F", "NORMFILL_H",
     "NORMFILL_D", "NORMAL", "LOGNORMAL", "EXPONENTIAL", "GEOMETRIC", "CAUCHY", "BERNOULLI", "BERN_PF", "BERN_PD",
-    "POISSON",
+    "POISSON", "GAMMA", "BINOMIAL",
 ]
 
 (RAW32, UNIFORM_F, UNIFORM_D, NORMFILL_F, NORMFILL_H, NORMFILL_D, NORMAL, LOGNORMAL, EXPONENTIAL, GEOMETRIC, CAUCHY,
- BERNOULLI, BERN_PF, BERN_PD, POISSON) = range(15)
+ BERNOULLI, BERN_PF, BERN_PD, POISSON, GAMMA, BINOMIAL) = range(17)
 _OUT_DTYPE = {RAW32: np.uint32, UNIFORM_F: np.float32, UNIFORM_D: np.float64, NORMFILL_F: np.float32,
               NORMFILL_H: np.float32, NORMFILL_D: np.float64, BERNOULLI: np.uint8, BERN_PF: np.uint8, BERN_PD: np.uint8}
 
@@ -80,7 +80,7 @@ def fill(generator: Any, kind: int, n: int, a: float = 0.0, b: float = 1.0, p: n
     if out is None:
         out = np.empty(n, dtype=_OUT_DTYPE.get(kind, np.float64))
     if p is not None:
-        p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64)
+        p = np.ascontiguousarray(p, dtype=np.float32 if kind == BERN_PF else np.float64).reshape(-1)
     if _C is not None:
         with g._lock:
             has = g._normal_double is not None
@@ -356,14 +356,29 @@ def _numpy_fill(g: R.Generator, kind: int, n: int, a: float, b: float, p: np.nda
     if kind == BERN_PD:
         return _unit_d(g, n) < p
     if kind == POISSON:
-        return np.array([_poisson_one(g, float(lam)) for lam in p], dtype=np.float64)
+        draws = _Draws(g)
+        try:
+            return np.array([_poisson_one(draws, float(lam)) for lam in p], dtype=np.float64)
+        finally:
+            draws.finish()
+    if kind == GAMMA:
+        draws = _Draws(g)
+        try:
+            return np.array([_gamma_one(draws, float(alpha), bool(a)) for alpha in p], dtype=np.float64)
+        finally:
+            draws.finish()
+    if kind == BINOMIAL:
+        draws = _Draws(g)
+        try:
+            return np.array([_binomial_one(draws, float(c), float(q)) for c, q in zip(p[:n], p[n:])], dtype=np.float64)
+        finally:
+            draws.finish()
     raise ValueError(f"unknown distribution kind {kind}")
 
 
-def _poisson_one(g: R.Generator, lam: float) -> float:
+def _poisson_one(g: _Draws, lam: float) -> float:
     """ATen's sample_poisson (one rate; the C version runs the same steps)."""
-    def u() -> float:
-        return float(_unit_d(g, 1)[0])
+    u = g.unit_d
 
     if lam >= 10:
         slam, loglam = math.sqrt(lam), math.log(lam)
@@ -391,3 +406,145 @@ def _poisson_one(g: R.Generator, lam: float) -> float:
             x += 1
         else:
             return float(x)
+
+
+class _Draws:
+    """One value at a time for the fallback's rejection samplers (poisson, gamma, binomial), from a block of engine
+    words drawn ahead; ``finish`` leaves the generator advanced by exactly the words used (a NumPy MT19937
+    round trip per value would cost more than the sampler itself)."""
+
+    def __init__(self, g: R.Generator, block: int = 4096) -> None:
+        self.g = g
+        self._start = (g._key.copy(), g._pos)
+        self._words = g.random_raw(block).tolist()
+        self._i = 0
+
+    def _word(self) -> int:
+        if self._i == len(self._words):
+            self._words += self.g.random_raw(len(self._words)).tolist()
+        self._i += 1
+        return self._words[self._i - 1]
+
+    def unit_d(self) -> float:
+        """uniform_real_distribution<double>(0, 1): 53 bits of random64() (high word first)."""
+        hi = self._word()
+        return (((hi << 32) | self._word()) & ((1 << 53) - 1)) * 2.0 ** -53
+
+    def normal(self) -> float:
+        """normal_distribution<double>(0, 1): Box-Muller, the second value cached in the generator."""
+        g = self.g
+        if g._normal_double is not None:
+            value, g._normal_double = g._normal_double, None
+            return value
+        u1, u2 = self.unit_d(), self.unit_d()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        g._normal_double = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def finish(self) -> None:
+        g = self.g
+        with g._lock:
+            g._key, g._pos = self._start
+        g.random_raw(self._i)
+
+
+def _gamma_one(g: _Draws, alpha: float, single: bool) -> float:
+    """ATen's sample_gamma as _s_gamma_cpu runs it (the C version runs the same steps; ``single``:
+    scalar_t float, whose alpha, 1/alpha and d steps round to float32)."""
+    f32 = np.float32
+    scale = 1.0
+    if single:
+        af = f32(alpha)
+        if af < 1:
+            if af == 0:
+                return float(np.finfo(f32).tiny)  # sample_gamma's 0, clamped as every result
+            scale *= (1 - g.unit_d()) ** float(f32(1) / af)
+            af = f32(af + f32(1))
+        d = float(f32(af - f32(1) / f32(3)))
+    else:
+        if alpha < 1:
+            if alpha == 0:
+                return float(np.finfo(np.float64).tiny)
+            scale *= (1 - g.unit_d()) ** (1.0 / alpha)
+            alpha += 1.0
+        d = alpha - float(f32(1) / f32(3))
+    c = 1.0 / math.sqrt(9.0 * d)
+    k0331 = float(f32(0.0331))
+    while True:
+        while True:
+            x = g.normal()
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - g.unit_d()
+        xx = x * x
+        if u < 1.0 - k0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            sample = scale * d * v
+            break
+    if single:
+        return float(max(f32(sample), np.finfo(f32).tiny))
+    return max(sample, np.finfo(np.float64).tiny)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                  0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _btrs(g: _Draws, count: float, prob: float) -> float:
+    """ATen's btrs (Hoermann's transformed rejection), for count * prob >= 10."""
+    stddev = math.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        U = g.unit_d() - 0.5
+        V = g.unit_d()
+        us = 0.5 - abs(U)
+        k = math.floor((2 * a / us + b) * U + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and V <= v_r:
+            return float(k)
+        V = math.log(V * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1))) + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1)) + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(count - k))
+        if V <= upper:
+            return float(k)
+
+
+def _binomial_inversion(g: _Draws, count: float, prob: float) -> float:
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = math.log1p(-prob)
+    while True:
+        geom_sum += math.ceil(math.log(g.unit_d()) / logprob)
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1
+
+
+def _binomial_one(g: _Draws, count: float, prob: float) -> float:
+    """ATen's sample_binomial (scalar_t double; the C version runs the same steps)."""
+    if count <= 0 or prob <= 0:
+        return 0.0
+    if prob >= 1:
+        return count
+    if prob <= 0.5:
+        return _btrs(g, count, prob) if count * prob >= 10 else _binomial_inversion(g, count, prob)
+    if prob > 0.5:
+        q = 1.0 - prob
+        return count - (_btrs(g, count, q) if count * q >= 10 else _binomial_inversion(g, count, q))
+    return math.nan

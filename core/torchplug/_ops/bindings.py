@@ -66,7 +66,8 @@ NO_PYTHON_OUT = frozenset({"diag_embed", "diagflat", "diagonal_scatter", "dist",
 # tests/test_more_ops.py checks that every other public name exists in torch.
 _NO_FUNCTION = {"slice", "linalg_vector_norm", "unfold", "bernoulli_", "cauchy_", "exponential_", "geometric_",
                 "log_normal_", "normal_", "uniform_"}
-_NO_METHOD = {"slice", "linalg_vector_norm", "combinations", "poisson", "_fft_r2c", "_fft_c2r", "_fft_c2c"}
+_NO_METHOD = {"slice", "linalg_vector_norm", "combinations", "poisson", "_fft_r2c", "_fft_c2r", "_fft_c2c",
+              "_standard_gamma", "_sample_dirichlet", "_standard_gamma_grad"}
 # aten's namespaced ops (special_i1, linalg_det, fft_fft) are torch.special.i1 & co., never torch.<name>
 _NAMESPACED = ("special_", "linalg_", "fft_")
 # torch's view-copy ops (diagonal_copy, expand_copy...) are functions only; index_copy/narrow_copy are methods too

@@ -7,6 +7,7 @@ from typing import Any
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
 
 from . import _formulas, _formulas_double, _formulas_linalg, _formulas_math, _formulas_more, _formulas_nn, _formulas_shape  # noqa: F401  (fill the rule table)
+from . import _formulas_sampling  # noqa: F401  (fill the rule table)
 from . import _formulas_fused  # noqa: F401,E402  (composites PyTorch differentiates as one node)
 from . import _formulas_names  # noqa: F401,E402  (i0, polygamma, frexp)
 from . import _formulas_fft  # noqa: F401,E402  (the FFT primitives)

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from torchplug._ops import composites as CP
-from torchplug._ops import composites_complex as CX
+from torchplug._ops.namespace import composites as CP
+from torchplug._ops.namespace import composites_complex as CX
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 from torchplug_cpu import _stream as S
@@ -429,3 +429,49 @@ def multinomial(self, num_samples, replacement=False, generator=None):
     if probs.ndim == 1:
         out = out.reshape(num_samples)
     return fresh(np.asarray(out))
+
+
+def _check_floating(op: str, dt: D.dtype) -> None:
+    """AT_DISPATCH_FLOATING_TYPES: float32 and float64 only."""
+    if dt.name not in ("float32", "float64"):
+        raise _not_implemented(op, dt)
+
+
+@TABLE.impl("aten::_standard_gamma")
+def _standard_gamma(self, generator=None):
+    dt = self._dtype
+    _check_floating("gamma_cpu", dt)
+    alpha = _host(self._data)
+    # _s_gamma_cpu: a contiguous zeros(alpha.sizes()) output visited in C order; the float kernel rounds as float
+    flat = H.ascontiguousarray(alpha, dtype=H.float64).reshape(-1)
+    values = S.fill(generator, S.GAMMA, flat.size, 1.0 if dt.name == "float32" else 0.0, p=flat)
+    return fresh(np.asarray(values.astype(alpha.dtype).reshape(alpha.shape)))
+
+
+@TABLE.impl("aten::_sample_dirichlet")
+def _sample_dirichlet(self, generator=None):
+    dt = self._dtype
+    _check_floating("dirichlet", dt)
+    alpha = _host(self._data)
+    # _s_dirichlet_cpu: gamma draws in double (against underflow), normalized over the last dimension,
+    # then clamped into [tiny, nextafter(1, 0)] of the result type
+    flat = H.ascontiguousarray(alpha, dtype=H.float64).reshape(-1)
+    gamma = S.fill(generator, S.GAMMA, flat.size, 0.0, p=flat).reshape(alpha.shape)
+    with H.errstate(invalid="ignore", divide="ignore"):
+        ratio = (gamma / gamma.sum(axis=-1, keepdims=True)).astype(alpha.dtype) if alpha.ndim else gamma.astype(alpha.dtype)
+    info = H.finfo(alpha.dtype)
+    out = H.minimum(H.nextafter(alpha.dtype.type(1), alpha.dtype.type(0)), H.maximum(info.tiny, ratio))
+    return fresh(np.asarray(H.ascontiguousarray(out)))
+
+
+@TABLE.impl("aten::binomial")
+def binomial(count, prob, generator=None):
+    dt = count._dtype
+    _check_floating("binomial_cpu", dt)
+    counts = _host(count._data)
+    probs = _expand_to(_host(prob._data), counts.shape, prob._dtype)  # TensorIterator broadcasts prob to the output
+    # _s_binomial_cpu: a zeros(count.sizes()) output visited in C order, one uniform stream for both samplers
+    packed = H.concatenate([H.ascontiguousarray(counts, dtype=H.float64).reshape(-1),
+                            H.ascontiguousarray(probs, dtype=H.float64).reshape(-1)])
+    values = S.fill(generator, S.BINOMIAL, counts.size, p=packed)
+    return fresh(np.asarray(values.astype(counts.dtype).reshape(counts.shape)))

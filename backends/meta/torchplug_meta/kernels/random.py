@@ -117,3 +117,38 @@ def cauchy_(self: C.Tensor, median: float = 0.0, sigma: float = 1.0, generator: 
 @TABLE.impl("aten::poisson")
 def poisson(self: C.Tensor, generator: Any = None) -> C.Tensor:
     return C.new_like(self)  # torch's meta poisson keeps the input's layout (its cpu kernel does not)
+
+
+def _sampler_dtype(op: str, dtype: Any) -> None:
+    if dtype.name not in ("float32", "float64"):  # AT_DISPATCH_FLOATING_TYPES, as the cpu kernels
+        raise NotImplementedError(f'"{op}" not implemented for \'{C.scalar_type_name(dtype)}\'')
+
+
+@TABLE.impl("aten::_standard_gamma")
+def _standard_gamma(self: C.Tensor, generator: Any = None) -> C.Tensor:
+    _sampler_dtype("gamma_cpu", self._dtype)
+    return C.new_like(self)  # torch's meta kernel keeps the input's layout
+
+
+@TABLE.impl("aten::_sample_dirichlet")
+def _sample_dirichlet(self: C.Tensor, generator: Any = None) -> C.Tensor:
+    _sampler_dtype("dirichlet", self._dtype)
+    return C.new(C.shape(self), self._dtype)
+
+
+@TABLE.impl("aten::binomial")
+def binomial(count: C.Tensor, prob: C.Tensor, generator: Any = None) -> C.Tensor:
+    _sampler_dtype("binomial_cpu", count._dtype)
+    return C.new(C.shape(count), count._dtype)
+
+
+@TABLE.impl("aten::_standard_gamma_grad")
+def _standard_gamma_grad(self: C.Tensor, output: C.Tensor) -> C.Tensor:
+    _sampler_dtype("_standard_gamma_grad_cpu", self._dtype)
+    return C.new(C.shape(self), self._dtype)
+
+
+@TABLE.impl("aten::_dirichlet_grad")
+def _dirichlet_grad(x: C.Tensor, alpha: C.Tensor, total: C.Tensor) -> C.Tensor:
+    _sampler_dtype("_dirichlet_grad_cpu", x._dtype)
+    return C.new(C.shape(x), x._dtype)

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from torchplug._ops.namespace import composites as CP
-from torchplug._ops.namespace import composites_complex as CX
+from torchplug._ops import composites as CP
+from torchplug._ops import composites_complex as CX
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 from torchplug_cpu import _stream as S

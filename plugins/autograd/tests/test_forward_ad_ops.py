@@ -332,6 +332,19 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
             run_forward_over_reverse(torchplug, fwAD, fn, arrays)
     for fn in RANDOM_ZERO.values():
         run_jvp(torchplug, fwAD, fn, [np.linspace(0.1, 0.9, 6)], None)
+    # _standard_gamma's jvp is its reparameterised derivative (torch has no forward formula for it): finite
+    with fwAD.dual_level():
+        assert np.isfinite(fwAD.unpack_dual(torchplug.ops.aten._standard_gamma(
+            fwAD.make_dual(torchplug.tensor([1.0, 2.0]), torchplug.ones(2)))).tangent.numpy()).all()
+    # the distributions' other samplers and their gradient ops have no forward formula (as in torch): forward AD
+    # through them refuses loudly
+    a, b = torchplug.tensor([1.0, 2.0]), torchplug.tensor([0.5, 1.5])
+    for refuse in (lambda d: torchplug.ops.aten._standard_gamma_grad(d, b),
+                   lambda d: torchplug.ops.aten._dirichlet_grad(d, b, b + 1),
+                   lambda d: torchplug.ops.aten._sample_dirichlet(d.reshape(1, 2)),
+                   lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4)):
+        with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
+            refuse(fwAD.make_dual(a, torchplug.ones(2)))
     base_ops = {"aten::" + row.split("(")[0] for row in base.ROWS}
     unchecked, kinds, seen_base = [], {}, 0
     for schema, _tags, _wrapped in expand_table():

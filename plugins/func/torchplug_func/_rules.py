@@ -324,6 +324,9 @@ _DIM_OPS: dict[tuple[str, ...], dict[str, Any]] = {
     ("_softmax_backward_data", "_log_softmax_backward_data"): dict(dim_pos=2, extra_tensor_pos=(1,)),
     ("scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two"): dict(dim_pos=1, extra_tensor_pos=(2, 3)),
 }
+# the samplers' gradient ops are elementwise in all their tensors
+for _n in ("_standard_gamma_grad", "_dirichlet_grad"):
+    RULES["aten::" + _n] = pointwise
 for _names, _kw in _DIM_OPS.items():
     for _n in _names:
         RULES["aten::" + _n] = _dims_rule(**_kw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,41 @@ def test_mpiexec_command():
     assert cmd[:5] == ["mpiexec", "-n", "6", "-hosts", "h1:3,h2:3"]
     assert cmd[5:] == [sys.executable, "-m", "torchplug_distributed.distributed._worker", "-m", "pkg.train",
                        "--epochs", "2"]
+
+
+def test_launcher_stops_ranks_the_process_manager_left_running(tmp_path, monkeypatch):
+    """A rank reported its failure but the process manager keeps the job alive: the launcher ends it."""
+    import os
+    import subprocess
+    import time
+
+    fake_job = tmp_path / "job.py"
+    fake_job.write_text(
+        "import json, os, subprocess, sys, time\n"
+        "d = sys.argv[1]\n"
+        "rank1 = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "json.dump({'rank': 1, 'local_rank': 1, 'hostname': os.uname().nodename, 'pid': rank1.pid},\n"
+        "          open(os.path.join(d, 'pid-rank1.json'), 'w'))\n"
+        "json.dump({'rank': 0}, open(os.path.join(d, 'error-rank0.json'), 'w'))\n"
+        "print(rank1.pid, flush=True)\n"
+        "time.sleep(60)\n")
+    monkeypatch.setattr(launcher, "STOP_GRACE_S", 0.5)
+    start = time.monotonic()
+    code, _ = launcher._run_forwarding([sys.executable, str(fake_job), str(tmp_path)], dict(os.environ),
+                                       str(tmp_path))
+    assert time.monotonic() - start < 20
+    assert code != 0
+    with open(tmp_path / "pid-rank1.json") as f:
+        rank1 = json.load(f)["pid"]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # killed; reaped by init once the fake mpiexec is gone
+        try:
+            os.kill(rank1, 0)
+        except ProcessLookupError:
+            break
+        if Path(f"/proc/{rank1}/stat").read_text().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        subprocess.run(["kill", "-9", str(rank1)])
+        raise AssertionError("the rank left running was not stopped")

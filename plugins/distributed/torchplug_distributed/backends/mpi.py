@@ -21,7 +21,7 @@ from ..distributed.work import DistBackendError, Work
 from ._host import HostBuffer, byte_view
 from .base import Backend
 
-__all__ = ["MPIBackend", "launch_info_from_env"]
+__all__ = ["MPIBackend", "abort_job", "launch_info_from_env"]
 
 # (rank variable, size variable) of the MPI launchers: MPICH/Intel MPI (hydra), Open MPI, MVAPICH, PMIx.
 _LAUNCH_ENV = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
@@ -46,13 +46,26 @@ def _mpi() -> Any:
     return MPI
 
 
+def abort_job(code: int) -> None:
+    """End this process with ``code`` at once, and with it the whole MPI job.
+
+    With MPI initialized in a job of several ranks this is ``MPI_Abort``, the one call every MPI process
+    manager answers by stopping the other ranks (a rank that merely exits may leave them running until
+    their own timeouts); otherwise the process simply exits, skipping MPI_Finalize and Python's shutdown.
+    """
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    MPI = sys.modules.get("mpi4py.MPI")  # never initialize MPI just to abort it
+    if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+        MPI.COMM_WORLD.Abort(code)
+    os._exit(code)
+
+
 def _exit_if_broken() -> None:
     if _BROKEN:
-        import sys
-
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(1)
+        abort_job(1)
 
 
 def _install_excepthook() -> None:
@@ -60,7 +73,7 @@ def _install_excepthook() -> None:
 
     Otherwise the failed rank would sit in MPI_Finalize and the others in their next collective (until
     the timeout): after the usual traceback, exit at once with status 1, which makes the MPI process
-    manager stop the other ranks.
+    manager stop the other ranks (``MPI_Abort``).
     """
     import sys
 
@@ -73,9 +86,7 @@ def _install_excepthook() -> None:
         world = _mpi().COMM_WORLD
         if world.Get_size() > 1:
             sys.stderr.write(f"[Rank {world.Get_rank()}] uncaught {exc_type.__name__}: ending the job\n")
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(1)
+            abort_job(1)
 
     hook._torchplug_mpi = True  # type: ignore[attr-defined]
     sys.excepthook = hook

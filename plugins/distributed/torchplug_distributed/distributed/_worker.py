@@ -3,7 +3,7 @@
 MPI's process manager starts one of these per rank.  It sets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``LOCAL_WORLD_SIZE``, ``GROUP_RANK`` and ``ROLE_RANK`` from the MPI launch, runs the target as
 ``__main__``, and on an uncaught exception writes the rank and the error to the launcher's error
-directory and exits at once with status 1 (skipping MPI_Finalize, which could wait for the ranks still in a
+directory and ends the job with ``MPI_Abort`` (never MPI_Finalize, which could wait for the ranks still in a
 collective): the process manager then stops the other ranks and the launcher reports this one.
 """
 
@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
         _report(rank, local_rank, exc, code)
     if code:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        from ..backends.mpi import abort_job
+
+        abort_job(code)
 
 
 if __name__ == "__main__":

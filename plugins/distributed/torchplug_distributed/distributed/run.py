@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import uuid
 
 __all__ = ["main", "parse_args", "mpiexec_command"]
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
                 "TORCHELASTIC_RUN_ID": args.rdzv_id or uuid.uuid4().hex[:12], "OMP_NUM_THREADS":
                     os.environ.get("OMP_NUM_THREADS", "1")})
     try:
-        code, killed = _run_forwarding(mpiexec_command(args, mpiexec), env)
+        code, killed = _run_forwarding(mpiexec_command(args, mpiexec), env, error_dir)
         failures = []
         for path in sorted(glob.glob(os.path.join(error_dir, "error-rank*.json"))):
             with open(path) as f:
@@ -164,9 +166,17 @@ _PID_LINE = re.compile(r"^=\s+PID (\d+) RUNNING AT (\S+)")
 _EXIT_LINE = re.compile(r"^=\s+EXIT CODE: (\d+)")
 
 
-def _run_forwarding(cmd: list[str], env: dict[str, str]) -> tuple[int, list[tuple[int, str, int]]]:
+# How long the process manager gets to stop the other ranks after one reported its failure, before the
+# launcher stops them itself (a job must end, never hang, when a rank fails).
+STOP_GRACE_S = 10.0
+
+
+def _run_forwarding(cmd: list[str], env: dict[str, str],
+                    error_dir: str | None = None) -> tuple[int, list[tuple[int, str, int]]]:
     """Run mpiexec, copying its output through, and collect the (pid, host, exit code) of ranks it saw die."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True, errors="replace", bufsize=1)
+    if error_dir is not None:
+        threading.Thread(target=_stop_after_failure, args=(proc, error_dir), daemon=True).start()
     killed: list[tuple[int, str, int]] = []
     pending: tuple[int, str] | None = None
     assert proc.stdout is not None
@@ -185,7 +195,42 @@ def _run_forwarding(cmd: list[str], env: dict[str, str]) -> tuple[int, list[tupl
     except KeyboardInterrupt:  # Ctrl-C reached mpiexec too, which stops the ranks: wait for it, then exit
         proc.wait()
         raise SystemExit(130) from None
+    finally:
+        proc.stdout.close()
     return proc.wait(), killed
+
+
+def _stop_after_failure(proc: subprocess.Popen, error_dir: str, grace: float | None = None) -> None:
+    """Once a rank has reported its failure, give mpiexec ``grace`` seconds to end the job, then end it:
+    kill this host's ranks (their pids are in the error directory) and mpiexec, whose proxies end the
+    ranks on other hosts when it goes."""
+    import signal
+
+    grace = STOP_GRACE_S if grace is None else grace
+    failed_at = None
+    while proc.poll() is None:
+        if failed_at is None:
+            if glob.glob(os.path.join(error_dir, "error-rank*.json")):
+                failed_at = time.monotonic()
+        elif time.monotonic() - failed_at > grace:
+            sys.stderr.write(f"torchplugrun: a rank failed {grace:g} s ago and MPI's process manager has not "
+                             "stopped the others: stopping them\n")
+            host = os.uname().nodename
+            for path in glob.glob(os.path.join(error_dir, "pid-*.json")):
+                try:
+                    with open(path) as f:
+                        record = json.load(f)
+                    if record["hostname"] == host:
+                        os.kill(record["pid"], signal.SIGKILL)
+                except (OSError, ValueError, KeyError):  # already gone, or a record half-written
+                    pass
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            return
+        time.sleep(0.2)
 
 
 def _describe(status: int) -> str:

@@ -8,7 +8,8 @@ import torchplug as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._params import BinaryParams
+from .utils import broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -18,7 +19,7 @@ def _clamp_by_zero(x: Any) -> Any:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParams, Distribution):
     """Number of successes in ``total_count`` Bernoulli trials of probability ``probs`` (or ``sigmoid(logits)``)."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -55,18 +56,6 @@ class Binomial(Distribution):
     @property
     def variance(self) -> Any:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     def sample(self, sample_shape: Any = torch.Size()) -> Any:
         shape = self._extended_shape(sample_shape)

@@ -9,12 +9,13 @@ import torchplug as torch
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._params import BinaryParams
+from .utils import broadcast_all
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryParams, Distribution):
     """Successes (each of probability ``probs``) before ``total_count`` failures; drawn as a Poisson of
     gamma-distributed rate."""
 
@@ -45,18 +46,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self) -> Any:
         return self.mean / torch.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     @property
     def _gamma(self) -> Gamma:

@@ -11,12 +11,13 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from ._params import BinaryParams
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParams, Distribution):
     """The logit of a :class:`RelaxedBernoulli` sample: ``(logistic noise + logits) / temperature``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -33,18 +34,6 @@ class LogitRelaxedBernoulli(Distribution):
         setattr(self, "probs" if probs is not None else "logits", tensor)
         self._param = tensor
         super().__init__(torch.Size() if isinstance(given, Number) else tensor.size(), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     def rsample(self, sample_shape: Any = torch.Size()) -> Any:
         shape = self._extended_shape(sample_shape)

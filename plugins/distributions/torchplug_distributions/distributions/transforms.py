@@ -128,6 +128,15 @@ class Transform:
         return shape
 
 
+class _ParameterFree(Transform):
+    """A transform without parameters: every instance of its class is the same map."""
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform, sharing its cache."""
 
@@ -372,18 +381,13 @@ class ReshapeTransform(Transform):
         return shape[:cut] + self.in_shape
 
 
-class ExpTransform(Transform):
+class ExpTransform(_ParameterFree):
     """``y = exp(x)``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return x.exp()
@@ -440,18 +444,13 @@ def _broadcast_params(*values: Any) -> tuple:
                  for v in values)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     """``y = 1 / (1 + exp(-x))``, kept inside (0, 1)."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return clamp_probs(torch.sigmoid(x))
@@ -465,18 +464,13 @@ class SigmoidTransform(Transform):
         return -_softplus(-x) - _softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     """``y = log(1 + exp(x))``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return torch.nn.functional.softplus(x)
@@ -488,18 +482,13 @@ class SoftplusTransform(Transform):
         return -_softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     """``y = tanh(x)``."""
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return x.tanh()
@@ -512,16 +501,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     """``y = |x|`` (not injective)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return x.abs()
@@ -653,16 +637,11 @@ class CorrCholeskyTransform(Transform):
         return shape[:-2] + (d * (d - 1) // 2,)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     """Reals to the simplex by ``exp`` and normalisation (not bijective: the inverse is ``log``)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         probs = (x - x.max(-1, True)[0]).exp()
@@ -682,17 +661,12 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFree):
     """``K - 1`` reals to the K-simplex by stick breaking: each sigmoid takes a fraction of what is left."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset(x: Any, n: int) -> Any:
@@ -727,16 +701,11 @@ class StickBreakingTransform(Transform):
         return shape[:-1] + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFree):
     """A square matrix to a lower-triangular one with a positive diagonal (exp of the diagonal)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -745,16 +714,11 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFree):
     """A square matrix to a positive-definite one: ``L L^T`` of its :class:`LowerCholeskyTransform`."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Any) -> Any:
         x = LowerCholeskyTransform()(x)

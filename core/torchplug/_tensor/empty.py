@@ -6,11 +6,11 @@ does not reach up into the op layer.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from torchplug._base import dtype as D, flags as _flags
+from torchplug._base.user_warning import warn_at_caller
 from torchplug._dispatch.aten import A
 from torchplug._tensor.tensor import Tensor
 
@@ -22,13 +22,10 @@ def resize_output(out: Tensor, shape: Sequence[int]) -> None:
     if tuple(out.shape) == tuple(shape):
         return
     if out.numel() != 0:
-        warnings.warn(
+        warn_at_caller(
             f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
             f"not match the required output shape {list(shape)}. This behavior is deprecated; resize the output "
-            "with Tensor.resize_(0) first.",
-            UserWarning,
-            stacklevel=4,
-        )
+            "with Tensor.resize_(0) first.")
     fresh = A.empty(list(shape), dtype=out._dtype, device=out._device)
     out._data = fresh._data
     out._storage = fresh._storage

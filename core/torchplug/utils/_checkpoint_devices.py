@@ -15,7 +15,7 @@ from typing import Any
 import torchplug
 
 __all__ = ["DefaultDeviceType", "get_device_states", "set_device_states", "infer_device_type", "device_module",
-           "autocast_kwargs", "recompute_context"]
+           "device_initialized", "autocast_kwargs", "recompute_context"]
 
 
 def _tensors(args: Any) -> Iterator[Any]:
@@ -72,6 +72,15 @@ def device_module(device_type: str) -> Any:
     if device_type in ("cpu", "meta"):
         return None
     return getattr(torchplug, device_type, None)
+
+
+def device_initialized(module: Any) -> bool:
+    """Whether the device runtime ``module`` (``torchplug.cuda``...) has started; checkpoint saves its random
+    state only then, so that it never starts one itself (PyTorch avoids creating a CUDA context likewise)."""
+    if module is None:
+        return False
+    is_initialized = getattr(module, "is_initialized", None)
+    return bool(is_initialized()) if is_initialized is not None else False
 
 
 def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:

@@ -286,7 +286,7 @@ def checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_stat
     if preserve_rng_state:
         cpu_state = torchplug.get_rng_state()
         # a device runtime not started yet is not started here (as PyTorch avoids creating a CUDA context)
-        if module is not None and getattr(module, "_initialized", False):
+        if D.device_initialized(module):
             had_device_in_fwd = True
             devices, device_states = D.get_device_states(*args)
 
@@ -307,8 +307,7 @@ def checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_stat
     if suppressed:
         raise RuntimeError(_CONTEXT_SUPPRESSED)
     frame.forward_completed = True
-    if module is not None and getattr(module, "_initialized", False) and preserve_rng_state \
-            and not had_device_in_fwd:
+    if preserve_rng_state and not had_device_in_fwd and D.device_initialized(module):
         raise RuntimeError("PyTorch's device state was initialized in the forward pass of a Checkpoint, which is not "
                            "allowed. Please open an issue if you need this feature.")
     return ret

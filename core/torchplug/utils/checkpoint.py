@@ -96,7 +96,7 @@ def _checkpoint_function() -> type:
             if preserve_rng_state:
                 module = D.device_module(ctx.device_type)
                 devices, states = ([], [])
-                if module is not None and getattr(module, "_initialized", False):
+                if D.device_initialized(module):
                     devices, states = get_device_states(*args)
                 ctx.rng = (torchplug.get_rng_state(), devices, states)
             ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, torchplug.Tensor)]

@@ -340,6 +340,25 @@ def test_checkpoint_sequential_matches_torch(reentrant):
                 _close(a, b)
 
 
+@pytest.mark.parametrize("reentrant", [False, True])
+@pytest.mark.parametrize("lib", LIBS)
+def test_autocast_state_is_restored_for_the_recomputation(lib, reentrant):
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(4, 4)
+    x = _x(lib, requires_grad=True)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        y = lib.utils.checkpoint.checkpoint(lambda a: lin(a).relu(), x, use_reentrant=reentrant)
+    assert y.dtype == lib.bfloat16
+    y.float().sum().backward()  # outside autocast: the recomputation must run in bfloat16 again
+    got = [_np(x.grad), _np(lin.weight.grad)]
+    x.grad = lin.weight.grad = None
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        y = lin(x).relu()
+    y.float().sum().backward()
+    _close(got[0], x.grad)
+    _close(got[1], lin.weight.grad)
+
+
 # ---- selective activation checkpointing ------------------------------------------------------------------------
 
 

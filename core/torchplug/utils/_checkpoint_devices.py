@@ -107,11 +107,14 @@ def set_device_states(devices: Any, states: Any, *, device_type: str | None = No
             module.set_rng_state(state)
 
 
-def autocast_kwargs(device_type: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The autocast state of ``device_type`` (None when it has no autocast) and of the CPU."""
+def autocast_kwargs(device_type: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The autocast state of ``device_type`` (None when it has no autocast) and of the CPU (None
+    without the amp plugin, which provides autocast)."""
     amp = getattr(torchplug, "amp", None)
+    if amp is None:
+        return None, None
     device = None
-    if amp is not None and device_type != "cpu" and amp.is_autocast_available(device_type):
+    if device_type != "cpu" and amp.is_autocast_available(device_type):
         device = {"enabled": torchplug.is_autocast_enabled(device_type),
                   "dtype": torchplug.get_autocast_dtype(device_type),
                   "cache_enabled": torchplug.is_autocast_cache_enabled()}
@@ -122,7 +125,7 @@ def autocast_kwargs(device_type: str) -> tuple[dict[str, Any] | None, dict[str, 
 
 @contextlib.contextmanager
 def recompute_context(cpu_state: Any, devices: list[int], device_states: list[Any], device_type: str,
-                      device_autocast: dict[str, Any] | None, cpu_autocast: dict[str, Any]) -> Iterator[None]:
+                      device_autocast: dict[str, Any] | None, cpu_autocast: dict[str, Any] | None) -> Iterator[None]:
     """Run a recomputation from the forward's random states (when ``cpu_state`` is not None) and
     autocast state; the ambient random states are restored afterwards."""
     module = device_module(device_type) if devices else None
@@ -139,7 +142,7 @@ def recompute_context(cpu_state: Any, devices: list[int], device_states: list[An
         with contextlib.ExitStack() as stack:
             if device_autocast is not None:
                 stack.enter_context(torchplug.amp.autocast(device_type=device_type, **device_autocast))
-            if getattr(torchplug, "amp", None) is not None:  # disabled too: an ambient autocast must not apply
+            if cpu_autocast is not None:  # disabled too: an ambient autocast must not apply
                 stack.enter_context(torchplug.amp.autocast("cpu", **cpu_autocast))
             yield
     finally:

@@ -14,14 +14,21 @@ checkpoint's inputs are saved by its parent, so unpacking them recomputes the pa
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections import defaultdict
 from typing import Any, Callable
 
 import torchplug
+from torchplug.utils import _checkpoint_devices as D
 
-__all__ = ["CheckpointError", "GraphExecGroup", "checkpoint_without_reentrant", "STATE"]
+__all__ = ["CheckpointError", "GraphExecGroup", "checkpoint_without_reentrant", "noop_context_fn", "STATE"]
+
+
+def noop_context_fn() -> tuple[Any, Any]:
+    """The default ``context_fn``: no context around forward or recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class CheckpointError(RuntimeError):
@@ -264,9 +271,6 @@ def checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_stat
                                  context_fn: Callable[[], tuple[Any, Any]], determinism_check: str, debug: bool,
                                  early_stop: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``function(*args, **kwargs)`` with its saved activations replaced by placeholders (see the module)."""
-    from torchplug.utils import _checkpoint_devices as D
-    from torchplug.utils.checkpoint import noop_context_fn
-
     unpack_error_cb = None
     if STATE.debug if STATE.debug is not None else debug:
         if context_fn is not noop_context_fn:

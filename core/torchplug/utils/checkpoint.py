@@ -18,9 +18,12 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 import torchplug
+from torchplug.utils import _checkpoint_devices as D
 from torchplug.utils._checkpoint_devices import DefaultDeviceType, get_device_states, set_device_states
 from torchplug.utils._checkpoint_frame import STATE as _STATE
-from torchplug.utils._checkpoint_frame import CheckpointError, GraphExecGroup, checkpoint_without_reentrant
+from torchplug.utils._checkpoint_frame import (
+    CheckpointError, GraphExecGroup, checkpoint_without_reentrant, noop_context_fn,
+)
 from torchplug.utils._checkpoint_sac import (
     SAC_IGNORED_OPS, CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts,
 )
@@ -29,11 +32,6 @@ __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "Checkpoint
            "detach_variable", "get_device_states", "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
            "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy", "SelectiveCheckpointContext",
            "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS", "GraphExecGroup"]
-
-
-def noop_context_fn() -> tuple[Any, Any]:
-    """The default ``context_fn``: no context around forward or recomputation."""
-    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -81,8 +79,6 @@ def check_backward_validity(inputs: Any) -> None:
 
 
 def _checkpoint_function() -> type:
-    from torchplug.utils import _checkpoint_devices as D
-
     class CheckpointFunction(torchplug.autograd.Function):
         """The reentrant checkpoint: forward without a graph, backward by recomputation and a nested backward."""
 

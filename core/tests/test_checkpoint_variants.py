@@ -444,6 +444,36 @@ def test_selective_checkpoint_refuses_a_mutated_cached_tensor(lib):
         out.sum().backward()
 
 
+def test_dispatch_modes_leave_nothing_behind():
+    # the Python key's fallback exists only while a mode is entered; a user's own fallback there comes back
+    from torchplug._dispatch.dispatcher import DISPATCHER
+    from torchplug._dispatch.keys import PYTHON_BIT
+    from torchplug._dispatch.tls import include_keys, tls
+    from torchplug.library import Library
+
+    seen = []
+
+    def user_fallback(ks, op, *args):
+        seen.append(op.name())
+        return op.redispatch(ks & ((1 << PYTHON_BIT) - 1), *args)
+
+    before = list(DISPATCHER.fallbacks.get("Python", []))
+    with Library("_", "IMPL") as lib:
+        lib.fallback(user_fallback, "Python", with_keyset=True)
+        a = tp.tensor(np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4), requires_grad=True)
+        ctx = functools.partial(tpc.create_selective_checkpoint_contexts, [tp.ops.aten.mm.default])
+        with include_keys(["Python"]):
+            out = tpc.checkpoint(lambda t: tp.mm(t, t).sin(), a, use_reentrant=False, context_fn=ctx)
+            assert tls.include & (1 << PYTHON_BIT)  # the user's inclusion is restored after the forward
+            out.sum().backward()
+            plain = a.detach()
+            seen.clear()
+            plain.sin()
+        assert seen == ["aten::sin"]  # the user's fallback serves the key again outside the modes
+    assert DISPATCHER.fallbacks.get("Python", []) == before
+    assert not tls.include & (1 << PYTHON_BIT)
+
+
 def test_debug_lists_the_ops_of_forward_and_recomputation():
     x = tp.tensor([0.3, -0.7, 1.2], requires_grad=True)
     y = tpc.checkpoint(_flaky(tp, lambda t: (t[:2] * t[:2]).sin()), x, use_reentrant=False, debug=True)

@@ -195,6 +195,25 @@ def test_saved_tensors_hooks_keep_history_under_create_graph():
         _close(a, b)
 
 
+def _grad_inside(lib, early_stop):
+    def fn(x):  # a backward inside the checkpointed function unpacks its own placeholders (recomputes)
+        z = x.sin().cos()
+        gx, = lib.autograd.grad(z.sum(), x, create_graph=True)
+        return gx * x.cos(), z
+
+    x = lib.tensor([0.3, 1.2, -0.4], requires_grad=True)
+    with lib.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+        gx, z = lib.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)
+    (gx.sum() + z.sum()).backward()
+    return [_np(gx), _np(x.grad)]
+
+
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_backward_inside_the_checkpointed_function_as_torch(early_stop):
+    for got, want in zip(_grad_inside(tp, early_stop), _grad_inside(torch, early_stop)):
+        _close(got, want)
+
+
 REENTRANT_REFUSAL = ("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
                      "`inputs` parameter to .backward(). To resolve this error, you can either set use_reentrant=False,"
                      " or call .backward() without passing the `inputs` argument.")

@@ -22,7 +22,7 @@ from . import _graph as G
 from . import _views as V
 from ._state import AUTOGRAD_BAND, GLOBAL, STATE, set_grad_mode
 
-__all__ = ["run_backward", "backward", "grad", "sum_to"]
+__all__ = ["run_backward", "backward", "grad", "sum_to", "current_graph_task_id", "is_checkpoint_valid"]
 
 _NOT_BAND = ~AUTOGRAD_BAND
 
@@ -235,13 +235,29 @@ def run_backward(
     captured edge run, and the gradients arriving at those edges are returned; leaves are
     accumulated only when ``accumulate`` is set.
     """
-    prev = (STATE.grad_enabled, tls.mask & AUTOGRAD_BAND)
+    prev = (STATE.grad_enabled, tls.mask & AUTOGRAD_BAND, STATE.graph_task)
     set_grad_mode(create_graph)
+    STATE.graph_task = (next(_TASK_IDS), capture is None)
     try:
         return _execute(root_edges, root_grads, keep_graph, create_graph, capture, accumulate)
     finally:
         STATE.grad_enabled = prev[0]
         tls.mask = (tls.mask & _NOT_BAND) | prev[1]
+        STATE.graph_task = prev[2]
+
+
+_TASK_IDS = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward running on this thread, -1 outside backward (torch._C._current_graph_task_id)."""
+    return STATE.graph_task[0]
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside a backward that computes gradients for given ``inputs`` (autograd.grad or
+    backward(inputs=...)): reentrant checkpoint cannot run there (torch.autograd._is_checkpoint_valid)."""
+    return STATE.graph_task[1]
 
 
 _RULE_APPLY = G.Node._apply

@@ -193,7 +193,9 @@ class Node:
             raise RuntimeError(SECOND_BACKWARD)
         versions = self._versions
         if versions is None:  # packed by saved_tensors_hooks
-            return tuple(u(p) if u is not None else p for p, u in saved)
+            if create_graph:
+                return self._unpack_hooked_with_history(saved)
+            return tuple(u(p) if u is not None else p for p, u, _ in saved)
         if versions:
             for i, v in enumerate(versions):
                 if v is not None and saved[i]._storage.version != v:
@@ -204,6 +206,22 @@ class Node:
                 saved[i] = self._reconnect(saved[i], i)
             return tuple(saved)
         return saved
+
+    def _unpack_hooked_with_history(self, saved: Any) -> tuple[Any, ...]:
+        """Unpack hooked saved values for a differentiable backward: a saved output carries this
+        node as its grad_fn again, a saved input that required grad the edge it had when saved."""
+        out = []
+        slots = self._result_slots
+        for i, (p, u, e) in enumerate(saved):
+            v = u(p) if u is not None else p
+            if isinstance(v, Tensor):
+                if i in slots:
+                    v = self._reconnect(v, i)
+                elif e is not None:
+                    v = alias_of(v)
+                    set_history(v, e[0], e[1])
+            out.append(v)
+        return tuple(out)
 
     def _reconnect(self, alias: Any, slot: int) -> Any:
         """Under create_graph a saved output must carry this node as its grad_fn again."""

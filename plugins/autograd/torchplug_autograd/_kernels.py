@@ -92,14 +92,19 @@ def _record_anomaly(node: G.Node) -> None:
 
 
 def _pack(node: G.Node) -> None:
-    """Apply the innermost saved_tensors_hooks to every saved tensor (no version checks then)."""
+    """Apply the innermost saved_tensors_hooks to every saved tensor (no version checks then).
+
+    Each entry keeps the gradient edge of a saved input that requires grad, so that under
+    create_graph the unpacked tensor is reattached to it (PyTorch's SavedVariable keeps its
+    grad_fn too): what the unpack hook returns carries no history of its own.
+    """
     pack, unpack = STATE.saved_hooks[-1]
     out = []
     for v in node._saved:
         if isinstance(v, Tensor):
-            out.append((pack(v), unpack))
+            out.append((pack(v), unpack, V.gradient_edge(v) if v._requires_grad else None))
         else:
-            out.append((v, None))
+            out.append((v, None, None))
     node._saved = tuple(out)
     node._versions = None
 

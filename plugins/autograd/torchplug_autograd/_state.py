@@ -17,6 +17,8 @@ class _AutogradTLS(threading.local):
     saved_hooks: tuple = ()  # stack of (pack, unpack) pairs, innermost last
     # set_multithreading_enabled's flag; the engine runs backward on the calling thread either way
     multithreading: bool = True
+    # the backward running on this thread: (id, no inputs= capture), (-1, True) outside backward
+    graph_task: tuple = (-1, True)
 
 
 class _Global:

@@ -251,3 +251,16 @@ def test_version_counter_bumped_once_per_inplace_op():
     assert a._version == v + 1
     a.copy_(cpu([1.0, 2.0, 3.0]))
     assert a._version == v + 2
+
+
+def test_op_overload_names_print_as_torchs():
+    import torchplug
+
+    overload, packet = torchplug.ops.aten.mm.default, torchplug.ops.aten.add
+    assert (str(overload), repr(overload), overload.__name__) == (
+        "aten.mm.default", "<OpOverload(op='aten.mm', overload='default')>", "mm.default")
+    assert (str(packet), repr(packet), packet.__name__, packet._qualified_op_name) == (
+        "aten.add", "<OpOverloadPacket(op='aten.add')>", "add", "aten::add")
+    assert torchplug.ops.aten.add.Tensor._overloadname == "Tensor"
+    torch = pytest.importorskip("torch")
+    assert str(torch.ops.aten.mm.default) == str(overload) and repr(torch.ops.aten.add) == repr(packet)

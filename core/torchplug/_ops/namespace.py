@@ -65,9 +65,24 @@ class OpOverload:
         """Registered kernels per key, newest first, each as 'module:qualname [registered by ...]'."""
         return {k: [r.describe() for r in regs] for k, regs in self._entry.kernels.items() if regs}
 
+    @property
+    def _opname(self) -> str:
+        return self._entry.schema.name
+
+    @property
+    def _overloadname(self) -> str:
+        return self._entry.schema.overload_name or "default"
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return f"{self._opname}.{self._overloadname}"
+
+    def __str__(self) -> str:
+        return f"{self._entry.schema.namespace}.{self.__name__}"
+
     def __repr__(self) -> str:
         schema = self._entry.schema
-        return f"<OpOverload {schema.namespace}.{schema.name}.{schema.overload_name or 'default'}>"
+        return f"<OpOverload(op='{schema.namespace}.{schema.name}', overload='{self._overloadname}')>"
 
 
 class OpOverloadPacket:
@@ -110,8 +125,19 @@ class OpOverloadPacket:
             f"No overload of '{self._namespace}::{self._name}' accepts these arguments:\n" + "\n".join(errors)
         )
 
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return self._name
+
+    @property
+    def _qualified_op_name(self) -> str:
+        return f"{self._namespace}::{self._name}"
+
+    def __str__(self) -> str:
+        return f"{self._namespace}.{self._name}"
+
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket {self._namespace}.{self._name}>"
+        return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"
 
 
 class _OpNamespace:

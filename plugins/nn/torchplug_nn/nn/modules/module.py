@@ -448,7 +448,8 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        return self
+        """Move the parameters and buffers (and their grads) into shared memory (see ``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # -- conversion -----------------------------------------------------------------------------
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:

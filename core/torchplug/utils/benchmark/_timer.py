@@ -4,8 +4,8 @@ the thread count set through ``torchplug.set_num_threads`` while it runs."""
 from __future__ import annotations
 
 import enum
+import time
 import textwrap
-import timeit
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +17,13 @@ __all__ = ["Timer", "timer", "Language"]
 
 
 def timer() -> float:
-    """``timeit.default_timer()``, after waiting for the current accelerator's queued work (if one exists)."""
+    """``time.perf_counter()`` (``timeit.default_timer``), after waiting for the current accelerator's queued
+    work (if one exists)."""
     import torchplug
 
     if torchplug.accelerator.is_available():
         torchplug.accelerator.synchronize()
-    return timeit.default_timer()
+    return time.perf_counter()
 
 
 class Language(enum.Enum):
@@ -36,8 +37,6 @@ class Timer:
     ``blocked_autorange(min_run_time)`` and ``adaptive_autorange(threshold)`` return a :class:`Measurement`;
     ``label``, ``sub_label``, ``description`` and ``env`` place it in a :class:`Compare` table.
     Only Python statements can be timed here (``language="cpp"`` needs PyTorch's C++ toolchain)."""
-
-    _timer_cls: type = timeit.Timer
 
     def __init__(self, stmt: str = "pass", setup: str = "pass", global_setup: str = "",
                  timer: Callable[[], float] = timer, globals: dict[str, Any] | None = None,
@@ -64,7 +63,9 @@ class Timer:
         stmt = (stmt[1:] if stmt and stmt[0] == "\n" else stmt).rstrip()
         setup = textwrap.dedent(setup)
         setup = (setup[1:] if setup and setup[0] == "\n" else setup).rstrip()
-        self._timer = self._timer_cls(stmt=stmt, setup=setup, timer=timer, globals=self._globals)
+        import timeit  # here, not at import: resolving the module's names (python -m torchplug --compat) stays cheap
+
+        self._timer = timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=self._globals)
         self._task_spec = common.TaskSpec(stmt=stmt, setup=setup, global_setup=global_setup, label=label,
                                           sub_label=sub_label, description=description, env=env,
                                           num_threads=num_threads)

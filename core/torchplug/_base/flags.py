@@ -18,7 +18,7 @@ __all__ = [
     "get_fill_uninitialized_memory", "set_fill_uninitialized_memory",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
-    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "on_change",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "on_change", "SDP_ENABLED",
 ]
 
 _PRECISIONS = ("highest", "high", "medium")
@@ -27,6 +27,10 @@ _deterministic = False
 _warn_only = False
 _fill_uninitialized_memory = True  # torchplug.utils.deterministic.fill_uninitialized_memory
 _listeners: list[Callable[[str, Any], None]] = []
+# The scaled-dot-product-attention backends allowed (PyTorch's global ``torch._C._set_sdp_use_*`` flags): set by
+# ``torchplug.backends.cuda.enable_*_sdp`` and ``torchplug.nn.attention.sdpa_kernel``, read by
+# ``F.scaled_dot_product_attention``, which runs the math kernel or refuses as PyTorch does with no usable backend.
+SDP_ENABLED = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
 
 
 def on_change(callback: Callable[[str, Any], None]) -> Callable[[], None]:

@@ -23,6 +23,8 @@ MODULES = (
     "torch.autograd.graph", "torch.utils", "torch.utils.data", "torch.utils.checkpoint", "torch.linalg", "torch.fft",
     "torch.special", "torch.distributions", "torch.func", "torch.cuda", "torch.mps", "torch.cpu",
     "torch.accelerator", "torch.amp", "torch.backends", "torch.random", "torch.testing", "torch.library",
+    "torch.profiler", "torch.autograd.profiler", "torch.utils.benchmark", "torch.multiprocessing", "torch.utils.hooks",
+    "torch.nn.attention",
 )
 
 

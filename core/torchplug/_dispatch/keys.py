@@ -38,6 +38,11 @@ NEGATIVE_BIT = CONJUGATE_BIT + 1  # the negative bit of a lazily negated view (`
 # batching rule runs on the unbatched values and autograd records there. The func plugin registers its
 # kernels and boxed fallback here; vmap also adds it to the TLS include set (random ops inside vmap).
 BATCHED_BIT = NEGATIVE_BIT + 1
+# The profiler's key, above every other so one record spans the whole call (PyTorch records at the
+# dispatcher's entry). No tensor carries it: ``torchplug.profiler`` adds it to the TLS include set
+# while a profile records, so calls outside a profile never see it (their key sets, caches and kernels
+# are unchanged). The profiler plugin registers the boxed fallback that times the call and redispatches.
+PROFILER_BIT = BATCHED_BIT + 1
 
 FUNCTIONALITY_BITS = {
     "BackendSelect": BACKEND_SELECT_BIT,
@@ -46,6 +51,7 @@ FUNCTIONALITY_BITS = {
     "Conjugate": CONJUGATE_BIT,
     "Negative": NEGATIVE_BIT,
     "Batched": BATCHED_BIT,
+    "Profiler": PROFILER_BIT,
 }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchplug._base import dtype as D
+from torchplug._base.flags import SDP_ENABLED
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites_nn import vector_norm
 from torchplug._tensor.tensor import Tensor
@@ -876,8 +877,42 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with optional causal masking and dropout."""
+    if attn_mask is not None and attn_mask.__class__ is not Tensor:
+        dispatch = getattr(type(attn_mask), "_sdpa_dispatch", None)  # nn.attention.bias's lazy causal biases
+        if dispatch is not None:
+            return dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if not SDP_ENABLED["math"]:  # sdpa_kernel / enable_math_sdp(False): only a fused kernel may run
+        _check_fused_sdpa(query, key, value, dropout_p)
     return A.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                           enable_gqa=enable_gqa)
+
+
+def _check_fused_sdpa(query, key, value, dropout_p):
+    """With the math kernel disabled, PyTorch runs a fused kernel or refuses. On cpu that is its flash kernel
+    (4-D inputs, no dropout, one head size, unit last stride), whose result the math kernel computes here;
+    other devices' fused kernels are taken as available. Raises PyTorch's errors when none can run."""
+    if not (SDP_ENABLED["flash"] or (query.device.type != "cpu" and (SDP_ENABLED["mem_efficient"]
+                                                                      or SDP_ENABLED["cudnn"]))):
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
+    if query.device.type != "cpu":
+        return
+    reason = None
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        reason = ("All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: "
+                  f"{query.dim()}, Key dim: {key.dim()}, Value dim: {value.dim()} instead.")
+    elif dropout_p > 0.0:
+        reason = "Both fused kernels do not support non-zero dropout."
+    elif not (query.shape[-1] == key.shape[-1] == value.shape[-1]):
+        reason = ("Flash attention requires q,k,v to have the same last dimension. Got Query.size(-1): "
+                  f"{query.shape[-1]}, Key.size(-1): {key.shape[-1]}, Value.size(-1): {value.shape[-1]} instead.")
+    elif not (query.stride(-1) == key.stride(-1) == value.stride(-1) == 1):
+        reason = ("All fused kernels require the last dimension of the input to have stride 1. Got Query.stride(-1): "
+                  f"{query.stride(-1)}, Key.stride(-1): {key.stride(-1)}, Value.stride(-1): {value.stride(-1)}")
+    if reason is not None:
+        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
+        warnings.warn(reason, UserWarning, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
 
 
 _ = D

@@ -27,11 +27,12 @@ PROVIDERS = {
     "is_grad_enabled": "autograd", "inference_mode": "autograd", "is_inference_mode_enabled": "autograd",
     "nn": "nn", "optim": "nn", "save": "nn", "load": "nn", "amp": "amp", "autocast": "amp",
     "distributed": "distributed", "distributions": "distributions", "func": "func", "vmap": "func",
+    "profiler": "profiler",
 }
 # Plugins that are distributions of their own (not inside the torchplug distribution): the folder of the
 # repository that installs each.
 SEPARATE_DISTRIBUTIONS = {"distributed": "plugins/distributed", "distributions": "plugins/distributions",
-                          "func": "plugins/func"}
+                          "func": "plugins/func", "profiler": "plugins/profiler"}
 
 
 def expose(name: str, obj: Any, plugin: str) -> None:

@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+from torchplug._base.flags import SDP_ENABLED
+
 __all__ = [
     "is_built", "matmul", "flash_sdp_enabled", "enable_flash_sdp", "mem_efficient_sdp_enabled",
     "enable_mem_efficient_sdp", "math_sdp_enabled", "enable_math_sdp", "cudnn_sdp_enabled", "enable_cudnn_sdp",
@@ -62,7 +64,7 @@ class _CuBLASModule:
 
 matmul = _CuBLASModule()
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = SDP_ENABLED  # process-global, shared with torchplug.nn.attention.sdpa_kernel and F.scaled_dot_product_attention
 
 
 def _set_sdp(kind: str, enabled: Any) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -186,6 +185,8 @@ def _compile(name: str, files: dict[str, str], folder: Path, target: Path, cxx: 
     # Build under a unique name and rename: a concurrent build of the same sources (another
     # process) then never sees a half-written library.
     tmp = folder / f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    import shlex  # only when compiling: the module itself stays cheap to import (compat resolution)
+
     cmd = [*shlex.split(cxx), *cflags, "-shared", *(f"-I{p}" for p in includes), *srcs, "-o", str(tmp), *ldflags]
     if sys.platform == "darwin":
         cmd += ["-undefined", "dynamic_lookup"]

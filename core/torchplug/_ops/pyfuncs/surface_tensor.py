@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import builtins
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from torchplug._base import dtype as D
 from torchplug._dispatch.aten import A
+from torchplug._tensor import shared_memory as _shm
 from torchplug._tensor.tensor import Storage, Tensor
 from torchplug._ops.torch_namespace import TORCH
 
@@ -24,7 +24,6 @@ def _torch() -> Any:
 
 
 # ---- storages -------------------------------------------------------------------------------------------------
-_shared: weakref.WeakSet[Storage] = weakref.WeakSet()
 
 
 class TypedStorage:
@@ -95,10 +94,10 @@ class TypedStorage:
         return self._flat.data_ptr()
 
     def is_shared(self) -> bool:
-        return self._flat.untyped_storage() in _shared
+        return _shm.is_shared(self._flat.untyped_storage())
 
     def share_memory_(self) -> TypedStorage:
-        _shared.add(self._flat.untyped_storage())
+        _shm.share_storage(self._flat)
         return self
 
     def _new_wrapped_storage(self, untyped: Storage) -> TypedStorage:
@@ -155,12 +154,12 @@ def is_storage(obj: Any) -> bool:
 
 # ---- Tensor-only helpers ----------------------------------------------------------------------------------------
 def _is_shared(self: Tensor) -> bool:
-    return self.untyped_storage() in _shared
+    return _shm.is_shared(self.untyped_storage())
 
 
 def _share_memory_(self: Tensor) -> Tensor:
-    # torchplug runs in one process: the storage is only marked (is_shared() turns True, as in PyTorch)
-    _shared.add(self.untyped_storage())
+    # a cpu storage moves into a shared-memory segment that torchplug.multiprocessing sends by name
+    _shm.share_storage(self)
     return self
 
 

@@ -10,7 +10,7 @@ from torchplug._tensor.tensor import Tensor
 from torchplug_autograd._engine import backward, grad
 from torchplug_autograd._engine import current_graph_task_id as _current_graph_task_id
 from torchplug_autograd._engine import is_checkpoint_valid as _is_checkpoint_valid
-from torchplug_autograd.autograd import anomaly_mode, forward_ad, function, functional, grad_mode, graph
+from torchplug_autograd.autograd import anomaly_mode, forward_ad, function, functional, grad_mode, graph, profiler
 from torchplug_autograd.autograd.anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from torchplug_autograd.autograd.function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from torchplug_autograd.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck

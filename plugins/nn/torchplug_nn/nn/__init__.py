@@ -9,6 +9,7 @@ from .modules.module import Module  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from . import utils  # noqa: F401,E402
 from . import parallel  # noqa: F401,E402
+from . import attention  # noqa: F401,E402
 
 __all__ = ["Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
            "parameter", "modules", "parallel"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import torchplug
 from torchplug._tensor.tensor import Tensor
+from torchplug.utils.hooks import RemovableHandle  # torch.utils.hooks's handle, shared with torchplug.utils.hooks
 
 from ... import _grad
 from ..parameter import Buffer, Parameter, _set_requires_grad
@@ -22,37 +23,6 @@ __all__ = [
 _global_forward_pre_hooks: dict[int, Callable] = OrderedDict()
 _global_forward_hooks: dict[int, Callable] = OrderedDict()
 _global_forward_hooks_always_called: dict[int, bool] = OrderedDict()
-
-
-class RemovableHandle:
-    """Returned by every ``register_*_hook``; ``remove()`` takes the hook out again."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict: Any, *, extra_dict: Any = None) -> None:
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref: tuple[Any, ...] = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-        elif isinstance(extra_dict, list):
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self) -> None:
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None and self.id in extra:
-                del extra[self.id]
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *args: Any) -> None:
-        self.remove()
 
 
 class _WrappedHook:
@@ -478,7 +448,8 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        return self
+        """Move the parameters and buffers (and their grads) into shared memory (see ``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # -- conversion -----------------------------------------------------------------------------
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:

@@ -12,6 +12,7 @@ def add_one_and_reply(inq, outq):
     t = inq.get()
     t.add_(1)
     outq.put(torchplug.arange(4.0).reshape(2, 2)[:, 1])  # a strided view of a child-made tensor
+    inq.get()  # the sender outlives the hand-over (as with torch's strategies): wait until the parent has it
 
 
 def fill_slot(i, t):

@@ -28,6 +28,7 @@ def test_queue_tensors_share_memory_both_ways(method):
     p = ctx.Process(target=helpers.add_one_and_reply, args=(inq, outq))
     p.start()
     back = outq.get(timeout=TIMEOUT)  # before join: a sender must outlive the hand-over
+    inq.put("received")
     p.join(TIMEOUT)
     assert p.exitcode == 0
     assert sent.tolist() == [1.0, 1.0, 1.0] and sent.is_shared()  # the child wrote into our memory

@@ -1,5 +1,5 @@
 """Host tensors in shared memory: ``Tensor.share_memory_()`` moves a cpu storage's buffer into a POSIX
-shared-memory segment (``multiprocessing.shared_memory``), and ``torchplug.multiprocessing`` sends such tensors
+shared-memory segment (``shm_open``, see :class:`_Mapping`), and ``torchplug.multiprocessing`` sends such tensors
 between processes as the segment's name, so every process maps the same bytes (PyTorch's ``file_system``-like
 strategy). Fork-started children inherit the mapping itself.
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import weakref
-from multiprocessing import shared_memory
 from multiprocessing import util as mp_util
 from typing import Any
 
@@ -30,7 +29,7 @@ class SharedSegment:
 
     __slots__ = ("shm", "owner", "base", "sent")
 
-    def __init__(self, shm: shared_memory.SharedMemory, owner: bool) -> None:
+    def __init__(self, shm: _Mapping, owner: bool) -> None:
         self.shm = shm
         self.owner = os.getpid() if owner else None  # a fork child inherits the record: only this pid unlinks
         self.sent = False
@@ -44,7 +43,7 @@ class SharedSegment:
 _SEGMENTS: weakref.WeakKeyDictionary[Any, SharedSegment] = weakref.WeakKeyDictionary()  # storage -> segment
 _BY_NAME: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()  # segment name -> storage
 _MARKED: weakref.WeakSet[Any] = weakref.WeakSet()  # non-host storages marked shared
-_UNCLOSED: list[shared_memory.SharedMemory] = []  # segments whose buffers were still exported when released
+_UNCLOSED: list[_Mapping] = []  # segments whose buffers were still exported when released
 
 
 def is_shared(storage: Any) -> bool:
@@ -56,7 +55,7 @@ def segment_of(storage: Any) -> SharedSegment | None:
     return _SEGMENTS.get(storage)
 
 
-_SENT: dict[str, shared_memory.SharedMemory] = {}  # segments this process created and sent: unlinked at exit
+_SENT: dict[str, _Mapping] = {}  # segments this process created and sent: unlinked at exit
 
 
 def mark_sent(segment: SharedSegment) -> None:
@@ -137,7 +136,7 @@ def share_storage(tensor: Any) -> None:
         root = root.reshape(-1)  # a flat view of the same bytes: offsets and strides stay valid
     _retry_closes()
     itemsize = root.dtype.itemsize
-    shm = shared_memory.SharedMemory(create=True, size=max(root.size * itemsize, 1))
+    shm = _Mapping(size=max(root.size * itemsize, 1))
     new_root = np.ndarray((root.size,), dtype=root.dtype, buffer=shm.buf)
     np.copyto(new_root, root)
     segment = SharedSegment(shm, owner=True)
@@ -172,20 +171,44 @@ _PENDING: dict[int, SharedSegment] = {}
 
 
 class _Mapping:
-    """A receiver's mapping of a segment. Not ``SharedMemory(name=...)``: Python 3.11 registers that with the
-    resource tracker the creator shares, which would then unlink the name (and warn) for the creator."""
+    """A POSIX shared-memory segment mapped into this process: created (``size`` given) or opened by name.
 
-    def __init__(self, name: str) -> None:
+    Not ``multiprocessing.shared_memory.SharedMemory``: Python 3.11 registers every segment with the resource
+    tracker, which a receiver shares with the creator (it would unlink the creator's segment) and which raises
+    when a storage's finalizer unlinks a segment during a garbage collection inside another tracker call (a
+    queue's feeder thread then drops the tensor it was pickling). Segments here are unlinked by their creating
+    process only: when their storage dies unsent, or at exit once sent; a crashed creator leaks its names in
+    /dev/shm, as PyTorch's file_system strategy does without its manager process.
+    """
+
+    def __init__(self, name: str | None = None, size: int = 0) -> None:
         import _posixshmem
         import mmap
+        import secrets
 
-        self.name = name
-        fd = _posixshmem.shm_open("/" + name if not name.startswith("/") else name, os.O_RDWR, mode=0o600)
+        flags = os.O_RDWR
+        if name is None:
+            name, flags = f"/psm_tp_{secrets.token_hex(6)}", os.O_RDWR | os.O_CREAT | os.O_EXCL
+        elif not name.startswith("/"):
+            name = "/" + name
+        self._name = name
+        fd = _posixshmem.shm_open(name, flags, mode=0o600)
         try:
-            self._mmap = mmap.mmap(fd, os.fstat(fd).st_size)
+            if flags & os.O_CREAT:
+                os.ftruncate(fd, size)
+            self._mmap = mmap.mmap(fd, size or os.fstat(fd).st_size)
         finally:
             os.close(fd)
         self.buf = memoryview(self._mmap)
+
+    @property
+    def name(self) -> str:
+        return self._name.lstrip("/")
+
+    def unlink(self) -> None:
+        import _posixshmem
+
+        _posixshmem.shm_unlink(self._name)
 
     def close(self) -> None:
         self.buf.release()

@@ -95,7 +95,7 @@ class _LoggingMode(DispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
         described = ", ".join([_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in (kwargs or {}).items()])
-        name = repr(func).removeprefix("<OpOverload ").removesuffix(">")  # aten.mm.default
+        name = str(func)  # aten.mm.default, as torch prints an OpOverload
         self.logs.append(f"{_describe(out)} = {name}({described})")
         # the caller's frames only: torchplug's own (generated entries and kernels included) are noise
         self.tbs.append([f for f in traceback.extract_stack()[:-1] if not f.filename.startswith("<")

@@ -86,3 +86,28 @@ def test_deprecated_init_aliases_warn_and_initialize_like_torch(name):
         ours = getattr(tp.nn.init, name + "_")(tp.empty(*shapes[name]))
         theirs = getattr(torch.nn.init, name + "_")(torch.empty(*shapes[name]))
         assert ours.tolist() == theirs.tolist()
+
+
+def test_factory_kwargs_matches_torch():
+    def run(m):
+        out = [m.nn.factory_kwargs(None), m.nn.factory_kwargs({"device": "cpu"}),
+               sorted(m.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": m.float64}}))]
+        for bad in ({"devices": "cpu"}, {"dtype": m.float32, "factory_kwargs": {"dtype": m.float64}}):
+            try:
+                m.nn.factory_kwargs(bad)
+            except TypeError as exc:
+                out.append(str(exc))
+        return out
+
+    assert run(tp) == run(torch)
+
+
+def test_linear_cross_entropy_options_have_torchs_fields_and_change_no_value():
+    import dataclasses
+
+    ours = [(f.name, f.default) for f in dataclasses.fields(tp.nn.LinearCrossEntropyOptions)]
+    theirs = [(f.name, f.default) for f in dataclasses.fields(torch.nn.LinearCrossEntropyOptions)]
+    assert ours == theirs
+    x, w, t = tp.tensor(X), tp.tensor(W), tp.tensor([0, 2, 1, 1, 0])
+    chunked = tp.nn.functional.linear_cross_entropy(x, w, t, options=tp.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
+    assert chunked.item() == tp.nn.functional.linear_cross_entropy(x, w, t).item()

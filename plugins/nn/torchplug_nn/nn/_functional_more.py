@@ -3,11 +3,24 @@ argument check ``assert_int_or_pair`` of ``torch.nn.functional``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torchplug
 
 __all__ = ["linear_cross_entropy", "assert_int_or_pair"]
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's settings of ``linear_cross_entropy``'s chunked path (``nn.LinearCrossEntropyOptions``).  torchplug
+    accepts them and computes the logits whole: the loss and its gradients are the reference path's."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
 
 
 def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:

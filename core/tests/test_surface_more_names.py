@@ -258,3 +258,33 @@ def test_pca_lowrank_refusals_match_torch():
             m.pca_lowrank(m.ones(20, 12), q=50)
         with pytest.raises(ValueError, match=r"niter\(=-1\) must be non-negative integer"):
             m.pca_lowrank(m.ones(20, 12), niter=-1)
+
+
+def test_conv_tbc_and_cudnn_is_acceptable_match_torch():
+    rng = np.random.default_rng(0)
+    arrays = (rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 3, 4)), rng.standard_normal(4))
+
+    def run(m):
+        x, w, b = (m.tensor(a, requires_grad=True) for a in arrays)
+        out = m.conv_tbc(x, w, b, 1)
+        out.pow(2).sum().backward()
+        refusals = [_outcome(call) for call in (lambda: m.conv_tbc(x[0], w, b), lambda: m.conv_tbc(x, w[0], b),
+                                                lambda: m.conv_tbc(x, w, b[:2]))]
+        return [out.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)], refusals, m.cudnn_is_acceptable(x)
+
+    ours, theirs = run(tp), run(torch)
+    assert ours[1:] == theirs[1:]
+    for o, t in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-12)
+
+
+def test_cond_and_while_loop_run_eagerly_like_torch():
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        taken = m.cond(x.sum() > 0, lambda a: a * 2, lambda a: a - 1, (x,))
+        other = m.cond(False, lambda a: a * 2, lambda a: a - 1, (x,))
+        taken.sum().backward()
+        i, acc = m.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (m.tensor(0), x.detach()))
+        return taken.tolist(), other.tolist(), x.grad.tolist(), int(i), acc.tolist()
+
+    assert run(tp) == run(torch)

@@ -1,4 +1,5 @@
 """Smaller names of ``torch``'s namespace: ``channel_shuffle``/``native_channel_shuffle``, ``empty_permuted``,
+``conv_tbc``, ``cudnn_is_acceptable`` (False),
 the function forms ``index_put`` and ``resize_as_``, ``init_num_threads`` and the build flags ``has_lapack``
 and ``has_spectral``."""
 
@@ -56,6 +57,25 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None
     return input.resize_as_(the_template)
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-d convolution in time-batch-channel layout: ``input (T, B, C_in)``, ``weight (K, C_in, C_out)``."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    from torchplug._ops.torch_namespace import TORCH
+
+    out = TORCH.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def cudnn_is_acceptable(input: Tensor) -> bool:
+    """False: torchplug has no cuDNN."""
+    return False
+
+
 def init_num_threads() -> None:
     """Initialize the intra-op thread pool of this thread (nothing to do: the pools start on demand)."""
     return None
@@ -63,7 +83,8 @@ def init_num_threads() -> None:
 
 FUNCTIONS: dict[str, Any] = {
     "channel_shuffle": channel_shuffle, "native_channel_shuffle": channel_shuffle, "empty_permuted": empty_permuted,
-    "index_put": index_put, "resize_as_": resize_as_, "init_num_threads": init_num_threads,
+    "index_put": index_put, "resize_as_": resize_as_, "init_num_threads": init_num_threads, "conv_tbc": conv_tbc,
+    "cudnn_is_acceptable": cudnn_is_acceptable,
     "has_lapack": True, "has_spectral": True,  # LAPACK (NumPy/SciPy) and the FFTs are always there
 }
 METHODS: dict[str, Any] = {}

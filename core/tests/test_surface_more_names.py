@@ -288,3 +288,12 @@ def test_cond_and_while_loop_run_eagerly_like_torch():
         return taken.tolist(), other.tolist(), x.grad.tolist(), int(i), acc.tolist()
 
     assert run(tp) == run(torch)
+
+
+def test_removed_volatile_flag_warns_like_torch():
+    for m in (tp, torch):
+        x = m.ones(2)
+        with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
+            assert x.volatile is False
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect. Use `with torch.no_grad"):
+            x.volatile = True

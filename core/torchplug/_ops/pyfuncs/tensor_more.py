@@ -1,8 +1,10 @@
 """Tensor methods of PyTorch's surface with plain meanings on dense tensors: ``as_subclass``, ``to_dense``,
-``sparse_dim``/``dense_dim`` and ``module_load`` (what ``load_state_dict`` calls when swapping parameters)."""
+``sparse_dim``/``dense_dim``, ``module_load`` (what ``load_state_dict`` calls when swapping parameters) and the
+removed ``volatile`` flag (always False, with PyTorch's warnings)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from torchplug._dispatch.aten import A
@@ -52,8 +54,18 @@ def _module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
     return self.copy_(other).detach()
 
 
+def _get_volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+def _set_volatile(self: Tensor, value: Any) -> None:
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.", UserWarning,
+                  stacklevel=2)
+
+
 FUNCTIONS: dict[str, Any] = {}
 METHODS: dict[str, Any] = {
     "as_subclass": _as_subclass, "to_dense": _to_dense, "sparse_dim": _sparse_dim, "dense_dim": _dense_dim,
-    "module_load": _module_load,
+    "module_load": _module_load, "volatile": property(_get_volatile, _set_volatile),
 }

@@ -105,3 +105,25 @@ def test_refusals_match_torch():
         warnings.simplefilter("ignore", UserWarning)
         ours, theirs = run(tp), run(torch)
     assert ours == theirs
+
+
+def test_cholesky_ex_info_errors_and_gradient_match_torch():
+    def run(m):
+        a = m.tensor([[4.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        batch = m.stack([m.eye(3) * 2, a, -m.eye(3), m.tensor([[1.0, 2.0, 3.0], [2.0, 5.0, 1.0], [3.0, 1.0, 1.0]])])
+        result = m.linalg.cholesky_ex(batch)
+        good = m.linalg.cholesky_ex(m.eye(2) * 4, upper=True)
+        c = m.linalg.cholesky_ex(m.tensor([[4.0, 1 + 1j], [1 - 1j, 3.0]], dtype=m.complex128))
+        errors = []
+        for call in (lambda: m.linalg.cholesky_ex(a, check_errors=True), lambda: m.linalg.cholesky_ex(batch, check_errors=True)):
+            try:
+                call()
+            except RuntimeError as exc:
+                errors.append(str(exc))
+        x = (m.eye(3) * 3 + 0.5).requires_grad_()
+        m.linalg.cholesky_ex(x).L.sum().backward()
+        return (type(result).__name__, result.info.tolist(), str(result.info.dtype).split(".")[-1],
+                result.L[0].abs().tolist(), good.L.tolist(), good.info.tolist(), c.info.tolist(),
+                c.L.abs().numpy().round(12).tolist(), errors, x.grad.numpy().round(12).tolist())
+
+    assert run(tp) == run(torch)

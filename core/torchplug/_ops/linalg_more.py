@@ -16,7 +16,7 @@ from torchplug._ops.torch_namespace import TORCH
 from torchplug._tensor.tensor import Tensor
 
 __all__ = ["matrix_exp", "householder_product", "solve_triangular", "solve_ex", "lu_factor", "lu_factor_ex", "lu",
-           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond"]
+           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex"]
 
 
 def _named(name: str, fields: str) -> Any:
@@ -31,6 +31,7 @@ _LU_FACTOR = _named("linalg_lu_factor", "LU pivots")
 _LU_FACTOR_EX = _named("linalg_lu_factor_ex", "LU pivots info")
 _LU = _named("linalg_lu", "P L U")
 _SOLVE_EX = _named("linalg_solve_ex", "result info")
+_CHOLESKY_EX = _named("linalg_cholesky_ex", "L info")
 
 
 def _out(result: Any, out: Any) -> Any:
@@ -88,6 +89,43 @@ def _zero_info(A: Tensor) -> Tensor:
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out: Any = None) -> Any:
     """``(result, info)``: :func:`torchplug.linalg.solve` and LAPACK's info (0: solved; a singular ``A`` raises)."""
     return _out(_SOLVE_EX(TORCH.linalg.solve(A, B, left=left), _zero_info(A)), out)
+
+
+def _cholesky_info(A: Tensor) -> Tensor:
+    """LAPACK potrf's info per matrix: the order of the first leading minor that is not positive-definite
+    (0: none), from a column-by-column factorization of every matrix of the batch at once."""
+    n = A.shape[-1]
+    L = TORCH.zeros_like(A)
+    info = _zero_info(A)
+    for j in range(n):
+        row = L[..., j, :j]
+        d = A[..., j, j].real - (row.abs() ** 2).sum(-1)
+        failed = ~(d > 0) & (info == 0)
+        info = TORCH.where(failed, TORCH.full_like(info, j + 1), info)
+        ljj = TORCH.where(d > 0, d, TORCH.ones_like(d)).sqrt().to(A.dtype)
+        col = (A[..., j:, j] - L[..., j:, :j].matmul(row.conj().unsqueeze(-1)).squeeze(-1)) / ljj.unsqueeze(-1)
+        L = L.clone()
+        L[..., j:, j] = col
+    return info
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out: Any = None) -> Any:
+    """``(L, info)``: the Cholesky factor and LAPACK's info (k > 0: the leading minor of order k is not
+    positive-definite, and ``L`` is not meaningful; raised as an error with ``check_errors``)."""
+    from torchplug._ops.linalg import LinAlgError
+
+    try:
+        factor = TORCH.linalg.cholesky(A, upper=upper)
+    except LinAlgError as exc:
+        message = str(exc).replace("linalg.cholesky:", "linalg.cholesky_ex:", 1)
+        if check_errors:
+            raise LinAlgError(message) from None
+        info = _cholesky_info(A)
+        ok = (info == 0).unsqueeze(-1).unsqueeze(-1)
+        safe = TORCH.where(ok, A, TORCH.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A))
+        factor = TORCH.where(ok, TORCH.linalg.cholesky(safe, upper=upper), TORCH.zeros_like(A))
+        return _out(_CHOLESKY_EX(factor, info), out)
+    return _out(_CHOLESKY_EX(factor, _zero_info(A)), out)
 
 
 def _check_lu_input(name: str, A: Tensor) -> None:

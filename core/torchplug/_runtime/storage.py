@@ -38,9 +38,10 @@ class Storage:
         self.allocation = None  # allocator bookkeeping, owned by the backend's allocator
 
     @property
-    def nbytes(self) -> _ByteCount:
+    def nbytes(self) -> Any:
         """The size in bytes (also callable: ``storage.nbytes()``, as PyTorch's)."""
-        return _ByteCount(self._nbytes)
+        n = self._nbytes
+        return _ByteCount(n) if n.__class__ is int else n  # (whatever else a caller stored, unchanged)
 
     @nbytes.setter
     def nbytes(self, value: int) -> None:

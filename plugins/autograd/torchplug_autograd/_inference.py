@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchplug._dispatch import keys as K
+from torchplug._dispatch.dispatcher import DISPATCHER
 from torchplug._dispatch.tls import tls
 from torchplug._tensor.tensor import Tensor
 
@@ -54,21 +55,37 @@ def _outputs(result: Any) -> Any:
     return ()
 
 
+def _shares_normal_storage(st: Any, args: tuple[Any, ...]) -> bool:
+    """Whether a normal (non-inference) tensor among ``args`` has storage ``st``."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._storage is st and not a._keyset & INFERENCE_MASK:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            for t in a:
+                if isinstance(t, Tensor) and t._storage is st and not t._keyset & INFERENCE_MASK:
+                    return True
+    return False
+
+
 def inference_fallback(ks: int, op: Any, *args: Any) -> Any:
     """The boxed kernel of the ``Inference`` key (see the module docstring)."""
-    if STATE.inference:
+    if STATE.inference:  # (the hot case: every op inside the mode; kept short)
+        entry = op._entry
+        below = ks & _NOT_INFERENCE
+        kernel = entry.cache.get(below) or DISPATCHER.lookup(entry, below)
         old = tls.mask
         tls.mask = old & _NOT_INFERENCE  # the ops this one calls are not marked again one by one
         try:
-            result = op.redispatch(ks & _NOT_INFERENCE, *args)
+            result = kernel(*args)
         finally:
             tls.mask = old
-        outs = _outputs(result)
-        if outs:
-            normal = [a._storage for a in _tensors(args) if not a._keyset & INFERENCE_MASK]
-            for o in outs:
-                st = o._storage
-                if not any(st is s for s in normal):
+        if isinstance(result, Tensor):
+            if not _shares_normal_storage(result._storage, args):
+                result._keyset |= INFERENCE_MASK
+        elif result.__class__ is tuple or result.__class__ is list:
+            for o in result:
+                if isinstance(o, Tensor) and not _shares_normal_storage(o._storage, args):
                     o._keyset |= INFERENCE_MASK
         return result
     entry = op._entry

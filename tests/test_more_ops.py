@@ -522,6 +522,23 @@ _OUT_CALLS = {
     "nuclear_norm": lambda m, x, o: m.nuclear_norm(x, out=o),
     "frobenius_norm": lambda m, x, o: m.frobenius_norm(x, (0, 1), out=o),
     "orgqr": lambda m, x, o: m.orgqr(*m.geqrf(x), out=o),
+    # the view ops' *_copy variants
+    "alias_copy": lambda m, x, o: m.alias_copy(x, out=o), "t_copy": lambda m, x, o: m.t_copy(x, out=o),
+    "as_strided_copy": lambda m, x, o: m.as_strided_copy(x, (2, 2), (1, 2), out=o),
+    "expand_copy": lambda m, x, o: m.expand_copy(x[:1], (2, 3), out=o),
+    "permute_copy": lambda m, x, o: m.permute_copy(x, (1, 0), out=o),
+    "select_copy": lambda m, x, o: m.select_copy(x, 0, 1, out=o),
+    "slice_copy": lambda m, x, o: m.slice_copy(x, 1, 0, 2, out=o),
+    "squeeze_copy": lambda m, x, o: m.squeeze_copy(x, out=o),
+    "transpose_copy": lambda m, x, o: m.transpose_copy(x, 0, 1, out=o),
+    "unfold_copy": lambda m, x, o: m.unfold_copy(x, 1, 2, 1, out=o),
+    "unsqueeze_copy": lambda m, x, o: m.unsqueeze_copy(x, 0, out=o),
+    "view_copy": lambda m, x, o: m.view_copy(x, (9,), out=o),
+    "view_as_real_copy": lambda m, x, o: m.view_as_real_copy(m.complex(x, x), out=o),
+    "view_as_complex_copy": lambda m, x, o: m.view_as_complex_copy(x[:, :2].contiguous(), out=o),
+    "split_copy": lambda m, x, o: m.split_copy(x, 2, out=[o, o.clone()]),
+    "split_with_sizes_copy": lambda m, x, o: m.split_with_sizes_copy(x, [1, 2], out=[o, o.clone()]),
+    "unbind_copy": lambda m, x, o: m.unbind_copy(x, out=[o, o.clone(), o.clone()]),
 }
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from torchplug._ops import linalg as _impl
+from torchplug._ops import linalg_more as _more
 from torchplug._ops.linalg import *  # noqa: F403
-from torchplug._ops.linalg import __all__  # noqa: F401
+from torchplug._ops.linalg_more import *  # noqa: F403
+
+__all__ = list(_impl.__all__) + list(_more.__all__)
 
 from torchplug._compat.missing import fallback_getattr as _fallback_getattr  # noqa: E402
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from torchplug._base import dtype as D
 from torchplug._runtime.allocator import TrackedStorage
-from torchplug._tensor.construct import new_tensor, new_view
+from torchplug._tensor.construct import grad_view, new_tensor, new_view
 from torchplug._tensor.tensor import Storage, Tensor, make_tensor
 
 __all__ = [
@@ -115,9 +115,15 @@ def address_of(st: Storage) -> int:
 
 
 def wrap_view(arr: np.ndarray, src: Tensor) -> Tensor:
-    """A cpu tensor viewing ``src``'s storage (shares version counter; ``_base`` set)."""
+    """A cpu tensor viewing ``src``'s storage (shares version counter; ``_base`` set).  A view of a
+    tensor that requires grad requires grad too, also when made under no_grad (``grad_view``)."""
     base = src._base
-    return new_view(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, src._storage, src if base is None else base)
+    if base is None:
+        base = src
+    t = new_view(arr, NP_TO_DTYPE[arr.dtype], CPU, KEYSET, src._storage, base)
+    if base._requires_grad:
+        return grad_view(t, base)
+    return t
 
 
 def storage_offset(t: Tensor) -> int:

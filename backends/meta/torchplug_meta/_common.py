@@ -15,6 +15,7 @@ import numpy as np
 from torchplug._base import dtype as D
 from torchplug._ops.composites import scalar_type_name
 from torchplug._runtime.allocator import TrackedStorage
+from torchplug._tensor.construct import grad_view
 from torchplug._tensor.tensor import Tensor, _wrap_dim, make_tensor
 
 from ._payload import MetaArray, contiguous_strides, storage_bytes
@@ -74,7 +75,9 @@ def view_of(src: Tensor, size: Sequence[int], stride: Sequence[int], offset: int
     payload = MetaArray(size, tuple(s * item for s in stride), dtype.numpy_dtype, offset,
                         storage_bytes(size, stride, item, offset))
     t = make_tensor(payload, dtype, META, KEYSET, src._storage)
-    t._base = src._base if src._base is not None else src
+    base = t._base = src._base if src._base is not None else src
+    if base._requires_grad:  # a view of a tensor that requires grad requires grad, also under no_grad
+        return grad_view(t, base)
     return t
 
 

@@ -38,11 +38,15 @@ NEGATIVE_BIT = CONJUGATE_BIT + 1  # the negative bit of a lazily negated view (`
 # batching rule runs on the unbatched values and autograd records there. The func plugin registers its
 # kernels and boxed fallback here; vmap also adds it to the TLS include set (random ops inside vmap).
 BATCHED_BIT = NEGATIVE_BIT + 1
+# Inference tensors (made under inference_mode) carry this bit, and inference_mode adds it to the TLS include
+# set: the autograd plugin's fallback marks what ops make in the mode and refuses what PyTorch refuses outside
+# it.  Neither is set otherwise, so ordinary calls never see the key.
+INFERENCE_BIT = BATCHED_BIT + 1
 # The profiler's key, above every other so one record spans the whole call (PyTorch records at the
 # dispatcher's entry). No tensor carries it: ``torchplug.profiler`` adds it to the TLS include set
 # while a profile records, so calls outside a profile never see it (their key sets, caches and kernels
 # are unchanged). The profiler plugin registers the boxed fallback that times the call and redispatches.
-PROFILER_BIT = BATCHED_BIT + 1
+PROFILER_BIT = INFERENCE_BIT + 1
 
 FUNCTIONALITY_BITS = {
     "BackendSelect": BACKEND_SELECT_BIT,
@@ -51,6 +55,7 @@ FUNCTIONALITY_BITS = {
     "Conjugate": CONJUGATE_BIT,
     "Negative": NEGATIVE_BIT,
     "Batched": BATCHED_BIT,
+    "Inference": INFERENCE_BIT,
     "Profiler": PROFILER_BIT,
 }
 

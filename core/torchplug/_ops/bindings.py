@@ -311,44 +311,43 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return A["masked_fill.Scalar"](input, mask, value)
 
 
-_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+_SCATTER_REDUCE_WARNED = False
 
 
-def _scatter_reduction(input: Tensor, index: Tensor, src: Any, reduce: str) -> tuple[Tensor, str]:
-    """scatter(reduce='add'|'multiply') as scatter_reduce with self included (a number src: a tensor of it)."""
-    how = _SCATTER_REDUCTIONS.get(reduce)
-    if how is None:
-        raise RuntimeError("reduce argument must be either add or multiply.")
+def _scatter_overload(src: Any, reduce: Any) -> str:
+    """The overload of scatter(reduce=...) PyTorch calls (its Tensor-src form warns, once, that it is deprecated)."""
+    global _SCATTER_REDUCE_WARNED
+    if reduce is None:
+        return "src" if isinstance(src, Tensor) else "value"
     if isinstance(src, Tensor):
-        warnings.warn(
-            "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
-            "PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-            UserWarning, stacklevel=3,
-        )
-        return src, how
-    from torchplug._tensor.creation import full
-
-    return full(list(index.shape), src, dtype=input.dtype, device=input.device), how
+        if reduce in ("add", "multiply") and not _SCATTER_REDUCE_WARNED:  # torch: TORCH_WARN_ONCE
+            _SCATTER_REDUCE_WARNED = True
+            warnings.warn(
+                "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+                "PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                UserWarning, stacklevel=3,
+            )
+        return "reduce"
+    return "value_reduce"
 
 
 def _scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
     src = value if src is None else src
+    which = _scatter_overload(src, reduce)
     if reduce is not None:
-        src, how = _scatter_reduction(self, index, src, reduce)
-        return A["scatter_reduce_.two"](self, dim, index, src, how)
-    return A["scatter_.src"](self, dim, index, src) if isinstance(src, Tensor) else A["scatter_.value"](self, dim, index, src)
+        return A[f"scatter_.{which}"](self, dim, index, src, reduce=reduce)
+    return A[f"scatter_.{which}"](self, dim, index, src)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None,
             out: Any = None) -> Tensor:
     """Write ``src`` (tensor or number) into ``input`` at ``index`` along ``dim`` (out of place)."""
     src = value if src is None else src
+    which = _scatter_overload(src, reduce)
     if reduce is not None:
-        src, how = _scatter_reduction(input, index, src, reduce)
         if out is not None:
-            return A["scatter_reduce.two_out"](input, dim, index, src, how, out=out)
-        return A["scatter_reduce.two"](input, dim, index, src, how)
-    which = "src" if isinstance(src, Tensor) else "value"
+            return A[f"scatter.{which}_out"](input, dim, index, src, reduce=reduce, out=out)
+        return A[f"scatter.{which}"](input, dim, index, src, reduce=reduce)
     if out is not None:
         return A[f"scatter.{which}_out"](input, dim, index, src, out=out)
     return A[f"scatter.{which}"](input, dim, index, src)

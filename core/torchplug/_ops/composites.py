@@ -16,6 +16,7 @@ from typing import Any
 from torchplug._base import dtype as D
 from torchplug._dispatch.aten import A
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
+from torchplug._tensor.construct import unlink_view
 from torchplug._tensor.tensor import Tensor, _wrap_dim
 
 __all__ = ["COMPOSITES", "inplace_kernel", "out_kernel", "compute_view_strides", "infer_size"]
@@ -359,6 +360,11 @@ def alias(self: Tensor) -> Tensor:
     return _view(self, list(self.shape), self.stride())
 
 
+def detach(self: Tensor) -> Tensor:
+    """Shares storage and version counter, but is no view for autograd and never requires grad."""
+    return unlink_view(alias(self))
+
+
 # ---- splitting and joining ----------------------------------------------------------------------
 def _multi_views(outs: list[Tensor], name: str) -> list[Tensor]:
     """Mark the outputs of a function returning several views (PyTorch's MULTI_OUTPUT_NODE): with
@@ -574,7 +580,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "unfold": ("CompositeExplicitAutograd", unfold),
     "diagonal": ("CompositeExplicitAutograd", diagonal),
     "alias": ("CompositeExplicitAutograd", alias),
-    "detach": ("CompositeExplicitAutograd", alias),
+    "detach": ("CompositeExplicitAutograd", detach),
     # explicit: one SplitBackward0/SplitWithSizesBackward0/UnbindBackward0 node for all the pieces, as PyTorch
     "split.Tensor": ("CompositeExplicitAutograd", split),
     "split_with_sizes": ("CompositeExplicitAutograd", split_with_sizes),

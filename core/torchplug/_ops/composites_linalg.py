@@ -12,14 +12,14 @@ from torchplug._base import dtype as D
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites import _broadcast_shapes, scalar_type_name
 from torchplug._dispatch.dispatcher import DISPATCHER
+from torchplug._tensor.construct import unlink_view
 from torchplug._tensor.tensor import Tensor, _wrap_dim
 
 __all__ = ["COMPOSITES", "einsum", "vector_norm"]
 
 
 def _fresh(t: Tensor) -> Tensor:
-    t._base = None
-    return t
+    return unlink_view(t)
 
 
 def _scale(t: Tensor, factor: Any) -> Tensor:

@@ -357,6 +357,30 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     return self
 
 
+# ---- scatter(reduce=) ------------------------------------------------------------------------------------
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+
+
+def _scatter_how(reduce: str) -> str:
+    how = _SCATTER_REDUCTIONS.get(reduce)
+    if how is None:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return how
+
+
+def scatter_reduce_legacy(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str) -> Tensor:
+    """``scatter(self, dim, index, src, reduce='add'|'multiply')``: scatter_reduce with self included.
+    A separate op (as PyTorch's ``scatter.reduce``) because its derivative is not implemented."""
+    return A["scatter_reduce.two"](self, dim, index, src, _scatter_how(reduce))
+
+
+def scatter_value_reduce(self: Tensor, dim: int, index: Tensor, value: Any, reduce: str) -> Tensor:
+    """``scatter(self, dim, index, value, reduce=...)``: the number reduced into every indexed position."""
+    how = _scatter_how(reduce)
+    src = A.full(list(index.shape), value, dtype=self._dtype, device=self._device)
+    return A["scatter_reduce.two"](self, dim, index, src, how)
+
+
 # op name -> (key, kernel), the format of ``_composites.COMPOSITES``.
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "fmax": ("CompositeImplicitAutograd", _fminmax("fmax")),
@@ -371,6 +395,8 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "put": ("CompositeImplicitAutograd", put),
     "index_reduce": ("CompositeImplicitAutograd", index_reduce),
     "fill_diagonal_": ("CompositeImplicitAutograd", fill_diagonal_),
+    "scatter.reduce": ("CompositeExplicitAutograd", scatter_reduce_legacy),
+    "scatter.value_reduce": ("CompositeExplicitAutograd", scatter_value_reduce),
 }
 
 

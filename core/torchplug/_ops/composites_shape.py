@@ -16,6 +16,7 @@ from typing import Any
 from torchplug._base import dtype as D
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites import _broadcast_shapes
+from torchplug._tensor.construct import unlink_view
 from torchplug._tensor.tensor import Tensor, _wrap_dim
 
 __all__ = ["COMPOSITES"]
@@ -23,8 +24,7 @@ __all__ = ["COMPOSITES"]
 
 def _fresh(t: Tensor) -> Tensor:
     """A result that is a view of an internal temporary: it owns its storage, like PyTorch's."""
-    t._base = None
-    return t
+    return unlink_view(t)
 
 
 def _contiguous_copy(t: Tensor) -> Tensor:

@@ -107,7 +107,7 @@ class DeviceStats:
 
     def release(self, storage: TrackedStorage) -> None:
         """Free of a fast-path allocation while the slow path is on (events still fire)."""
-        self.sub(storage.nbytes)
+        self.sub(storage._nbytes)
         self.allocator._after_free(self, storage, None)
 
     def stats(self) -> dict[str, int]:
@@ -180,9 +180,9 @@ class _Block:
 
     def release(self, storage: TrackedStorage) -> None:
         stats = self.stats
-        stats.sub(storage.nbytes)
+        stats.sub(storage._nbytes)
         if self.replacement is not None:
-            self.replacement.free(self.handle, storage.nbytes, stats.index, self.stream)
+            self.replacement.free(self.handle, storage._nbytes, stats.index, self.stream)
         stats.allocator._after_free(stats, storage, self)
 
 
@@ -210,7 +210,7 @@ class TrackedStorage(Storage):
 
     def __init__(self, nbytes: int, dev: Any, data: Any, stats: DeviceStats) -> None:
         self.version = 0
-        self.nbytes = nbytes
+        self._nbytes = nbytes
         self.device = dev
         self.data = data
         if stats.slow:
@@ -249,7 +249,7 @@ class TrackedStorage(Storage):
         if a.slow:  # a slow-path block, a freed one, or the slow path is on for this device
             a.release(self)
             return
-        n = self.nbytes
+        n = self._nbytes
         a.cur_b -= n
         a.cur_n -= 1
         if n > 1048576:  # SMALL_SIZE
@@ -401,7 +401,7 @@ class DeviceAllocator:
         if a.slow:
             a.release(handle)
         else:
-            a.sub(handle.nbytes)
+            a.sub(handle._nbytes)
 
     # -- replacement allocator ------------------------------------------------------------------
     def change_current_allocator(self, replacement: Any) -> Any:
@@ -484,7 +484,7 @@ class DeviceAllocator:
             return id(storage)
 
     def _slow_alloc(self, stats: DeviceStats, storage: TrackedStorage) -> None:
-        nbytes = storage.nbytes
+        nbytes = storage._nbytes
         stream = _current_stream(storage.device)
         replacement = self._replacement
         handle = None
@@ -510,7 +510,7 @@ class DeviceAllocator:
 
     def _emit(self, action: str, stats: DeviceStats, storage: Any, addr: int, stream: Any, op: str | None,
               frames: list[dict[str, Any]]) -> None:
-        nbytes = storage.nbytes
+        nbytes = storage._nbytes
         if self._callbacks:
             event = MemoryEvent(action, nbytes, storage.device, stream, op, addr)
             for cb in list(self._callbacks):
@@ -555,7 +555,7 @@ def rehome(storage: TrackedStorage, dev: Any, stats: DeviceStats) -> TrackedStor
     counters forget the buffer as if it had never been allocated there.  For emulating backends
     that run another backend's kernels (torchplug-mps on NumPy)."""
     old = storage.allocation
-    n = storage.nbytes
+    n = storage._nbytes
     if old.__class__ is DeviceStats:
         old.sub(n)
         old.tot_b -= n

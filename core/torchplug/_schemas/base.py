@@ -71,6 +71,9 @@ ROWS = (
     "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor | inplace out",
     "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor | inplace out",
     "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor | inplace out",
+    # scatter(reduce='add'|'multiply'): own overloads, as PyTorch's, because autograd refuses them (see scatter_reduce)
+    "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor | inplace out composite",
+    "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor | inplace out composite",
     "index_select(Tensor self, int dim, Tensor index) -> Tensor | out",
     "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor | inplace",

@@ -18,7 +18,7 @@ enum { T_DATA, T_DTYPE, T_DEVICE, T_KEYSET, T_STORAGE, T_BASE, T_RG, T_GRAD, T_G
 static const char *tensor_slots[N_T] = {"_data", "_dtype", "_device", "_keyset", "_storage", "_base",
                                        "_requires_grad", "_grad", "_grad_fn", "_autograd_meta"};
 enum { S_VERSION, S_NBYTES, S_DEVICE, S_DATA, S_ALLOCATION, N_S };
-static const char *storage_slots[N_S] = {"version", "nbytes", "device", "data", "allocation"};
+static const char *storage_slots[N_S] = {"version", "_nbytes", "device", "data", "allocation"};
 enum { D_SLOW, D_CUR_B, D_CUR_N, D_PEAK_B, D_PEAK_N, D_TOT_B, D_TOT_N, D_LCUR_B, D_LCUR_N, D_LPEAK_B,
        D_LPEAK_N, D_LTOT_B, D_LTOT_N, D_SPEAK_B, D_SPEAK_N, N_D };
 static const char *stats_slots[N_D] = {"slow", "cur_b", "cur_n", "peak_b", "peak_n", "tot_b", "tot_n",
@@ -264,7 +264,7 @@ static PyObject *storage_del(PyObject *self, PyObject *unused) {
         return PyObject_CallMethod(a, "release", "O", self);
     PyObject *nb = SLOT(self, s_off[S_NBYTES]);
     if (nb == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "'TrackedStorage' object has no attribute 'nbytes'");
+        PyErr_SetString(PyExc_AttributeError, "'TrackedStorage' object has no attribute '_nbytes'");
         return NULL;
     }
     long long v[N_D], w[N_D], n = 0;

@@ -16,6 +16,7 @@ from torchplug._runtime.backends import backend_for
 from torchplug._runtime.device import as_device, device, get_default_device
 from torchplug._runtime.generator import Generator, default_generator
 from torchplug._tensor.tensor import Tensor
+from torchplug._tensor.construct import mark_inference
 
 __all__ = [
     "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
@@ -25,6 +26,7 @@ __all__ = [
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    mark_inference(t)  # made without dispatch: inference_mode's fallback does not see it
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -308,7 +310,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     backend = backend_for(dev.type)
     if isinstance(data, np.ndarray) and backend.is_host and (dtype is None or data.dtype == dtype.numpy_dtype):
         return from_numpy(data) if dev == get_default_device() or backend.is_host else tensor(data, dtype=dtype, device=dev)
-    return backend.from_host(_infer_array(data, dtype), dev)
+    return mark_inference(backend.from_host(_infer_array(data, dtype), dev))
 
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None, requires_grad: bool = False) -> Tensor:
@@ -329,7 +331,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             "currently supported. (You can probably work around this by making a copy of your array with array.copy().)"
         )
     host = _host_backend()
-    return host.from_host(ndarray, as_device(host.device_type), copy=False)
+    return mark_inference(host.from_host(ndarray, as_device(host.device_type), copy=False))
 
 
 def _host_backend() -> Any:

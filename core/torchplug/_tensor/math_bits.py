@@ -25,7 +25,7 @@ from typing import Any
 from torchplug._dispatch.aten import A
 from torchplug._dispatch import keys as K
 from torchplug._dispatch.tls import tls
-from torchplug._tensor.tensor import Tensor, resolve_conj, resolve_neg
+from torchplug._tensor.tensor import Tensor, autograd_hooks, resolve_conj, resolve_neg
 
 __all__ = ["CONJ_MASK", "NEG_MASK", "VIEW_AS_REAL_CONJ_MESSAGE", "is_conj", "resolve_conj", "resolve_neg",
            "conj_kernel", "neg_view_kernel", "conjugate_fallback", "negative_fallback"]
@@ -133,6 +133,11 @@ class _MathBit:
                    for i, a in enumerate(args)]
             return self.flipped(op.redispatch(below, *new))
         writes = [(i, args[i]) for i in mutated if isinstance(args[i], Tensor) and args[i]._keyset & mask]
+        check = autograd_hooks.check_view_write
+        if writes and check is not None:
+            for _, target in writes:  # refused as the write itself would be (a view made under no_grad...)
+                if target._base is not None:
+                    check(target)
         new = [self.resolved(a) if self.has(a) else a for a in args]
         result = op.redispatch(below, *new)
         for i, target in writes:

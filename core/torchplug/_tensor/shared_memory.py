@@ -121,12 +121,15 @@ def _register(storage: Any, segment: SharedSegment) -> None:
 
 
 def share_storage(tensor: Any) -> None:
-    """Move ``tensor``'s storage into shared memory (no-op when it is there already)."""
-    storage = tensor._storage
+    """Move ``tensor``'s storage into shared memory (no-op when it is there already).
+
+    ``tensor`` may also be a storage itself (``UntypedStorage.share_memory_()``); then only tensors made from
+    the storage afterwards see the segment."""
+    storage = getattr(tensor, "_storage", tensor)
     if storage in _SEGMENTS or storage in _MARKED:
         return
     root = storage.data
-    if tensor._device.type != "cpu" or not isinstance(root, np.ndarray):
+    if storage.device.type != "cpu" or not isinstance(root, np.ndarray):
         _MARKED.add(storage)
         return
     if root.ndim != 1:
@@ -144,7 +147,7 @@ def share_storage(tensor: Any) -> None:
     # (possibly strided) root
     root_addr, root_stride = root.__array_interface__["data"][0], root.strides[0] or itemsize
     storage.data = new_root
-    moved = tensor
+    moved = tensor if tensor is not storage else None
     while moved is not None and moved._storage is storage:
         data = moved._data
         offset = (data.__array_interface__["data"][0] - root_addr) // root_stride * itemsize

@@ -9,7 +9,7 @@ from torchplug._runtime.backends import backend_for
 from torchplug._runtime.device import device
 from torchplug._base.size import Size
 from torchplug._dispatch.aten import A
-from torchplug._dispatch.keys import CONJUGATE_BIT, NEGATIVE_BIT
+from torchplug._dispatch.keys import CONJUGATE_BIT, INFERENCE_BIT, NEGATIVE_BIT
 from torchplug._runtime.storage import Storage
 
 __all__ = ["Tensor", "Storage", "Size", "make_tensor", "autograd_hooks"]
@@ -61,6 +61,7 @@ class _AutogradHooks:
 
 
 autograd_hooks = _AutogradHooks()
+_INFERENCE_MASK = 1 << INFERENCE_BIT
 
 _new = object.__new__
 
@@ -243,7 +244,13 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._keyset & _INFERENCE_MASK:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._storage.version
+
+    def is_inference(self) -> bool:
+        """True for a tensor made under ``inference_mode`` (or a view of one)."""
+        return bool(self._keyset & _INFERENCE_MASK)
 
     def _bump_version(self) -> None:
         self._storage.version += 1

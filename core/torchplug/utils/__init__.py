@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["memory_estimate"]
+__all__ = ["memory_estimate", "swap_tensors", "set_module"]
 
 
 def __getattr__(name: str) -> Any:
@@ -12,6 +12,10 @@ def __getattr__(name: str) -> Any:
         from torchplug.utils._memory import memory_estimate
 
         return memory_estimate
+    if name in ("swap_tensors", "set_module"):
+        from torchplug.utils import _swap
+
+        return getattr(_swap, name)
     import importlib
 
     try:

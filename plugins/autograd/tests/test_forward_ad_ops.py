@@ -345,6 +345,13 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4)):
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
+    # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses
+    idx = torchplug.tensor([1, 0])
+    for refuse in (lambda d: torchplug.scatter(d, 0, idx, d, reduce="add"),
+                   lambda d: torchplug.scatter(d, 0, idx, 2.0, reduce="multiply")):
+        with warnings.catch_warnings(), fwAD.dual_level(), pytest.raises(NotImplementedError, match="not support"):
+            warnings.simplefilter("ignore", UserWarning)  # Tensor src with reduce= is deprecated
+            refuse(fwAD.make_dual(a, torchplug.ones(2)))
     base_ops = {"aten::" + row.split("(")[0] for row in base.ROWS}
     unchecked, kinds, seen_base = [], {}, 0
     for schema, _tags, _wrapped in expand_table():

@@ -18,9 +18,12 @@ _GRAD_MODE_NAMES = ("no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabl
 
 @hookimpl
 def torchplug_register_kernels(ctx: Any) -> None:
+    from ._inference import inference_fallback
     from ._register import register_all
 
-    register_all(ctx.library("aten", "IMPL"))
+    lib = ctx.library("aten", "IMPL")
+    register_all(lib)
+    lib.fallback(inference_fallback, "Inference", with_keyset=True)
 
 
 @hookimpl

@@ -526,6 +526,21 @@ def scatter_add(n, g, dim, index):
     return g, n[1] and g.gather(dim, index)
 
 
+def _torch_not_implemented(op: str):
+    """A formula for ops PyTorch's derivatives.yaml marks ``not_implemented``: backward raises its error."""
+    def formula(n, g, *saved):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+
+    return formula
+
+
+# scatter(reduce='add'|'multiply'): PyTorch records a node whose backward raises (scatter_reduce has a rule)
+rule("scatter.reduce", inputs="self, src", name="NotImplemented")(_torch_not_implemented("scatter"))
+rule("scatter.value_reduce", inputs="self", name="NotImplemented")(_torch_not_implemented("scatter"))
+rule("scatter_.reduce", inputs="self, src", name="NotImplemented")(_torch_not_implemented("scatter_"))
+rule("scatter_.value_reduce", inputs="self", name="NotImplemented")(_torch_not_implemented("scatter_"))
+
+
 @rule("index_select", saves="self.shape, dim, index")
 def index_select(n, g, shape, dim, index):
     d = dim % len(shape) if shape else 0

@@ -110,6 +110,8 @@ class Node:
     _diff_outs: frozenset[int] | None = None  # differentiable outputs (None: all floating ones)
     _op = ""
     _hidden: tuple[int, ...] = ()  # edges PyTorch's node does not have (inputs its overload takes as Scalars)
+    _view_op = False  # the node of a view op (its first edge leads to the viewed tensor)
+    _undefined = False  # an edge to this node is PyTorch's undefined edge (next_functions shows None)
 
     def __init__(self) -> None:
         self._next: tuple[Any, ...] = ()
@@ -128,7 +130,8 @@ class Node:
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         hidden = self._hidden
-        return tuple(e if e is not None else (None, 0) for i, e in enumerate(self._next) if i not in hidden)
+        return tuple(e if e is not None and not e[0]._undefined else (None, 0)
+                     for i, e in enumerate(self._next) if i not in hidden)
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -314,3 +314,16 @@ def _group_norm(args):
     if bias is not None:
         out = out + bias.reshape(shape)
     return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def _forward_not_implemented(op: str) -> Callable[..., Any]:
+    """The jvp of an op PyTorch's derivatives.yaml marks ``not_implemented``: its NotImplementedError."""
+
+    def refuse(args: tuple[Any, ...], result: Any, tans: list[Any]) -> Any:
+        raise NotImplementedError(f"Trying to use forward AD with aten::{op} that does not support it.")
+
+    return refuse
+
+
+jvp_rule("scatter.reduce", "scatter.value_reduce")(_forward_not_implemented("scatter"))
+jvp_rule("scatter_.reduce", "scatter_.value_reduce")(_forward_not_implemented("scatter_"))

@@ -249,7 +249,10 @@ def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out:
     fn = rule.fn
     # an in-place op with its own derivatives.yaml entry has its own name (elu_: EluBackward1)
     name = node_name(entry.name) if entry.name.split("::")[-1] in OVERLOAD_NUMBERS else rule.name
+    rets = entry.schema.returns
+    view_op = bool(rets) and rets[0].alias is not None and not rets[0].alias.is_write
     return type(name, (G.Node,), {
+        "_view_op": view_op,
         "__slots__": (), "_name": QUALIFIED_NAMES.get(name, name), "_fn": staticmethod(fn), "_saves": rule.saves,
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
         # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
@@ -516,11 +519,16 @@ def _leaf_inplace_error() -> RuntimeError:
 
 
 def check_inplace(t: Tensor) -> None:
-    """PyTorch's checks before writing in place to a tensor that takes part in autograd."""
-    if t._requires_grad and t._grad_fn is None and t._base is None:
-        raise _leaf_inplace_error()
+    """PyTorch's checks before writing in place to a tensor that takes part in autograd (for a view,
+    first the refusals of how it was made, as PyTorch's handle_view_on_rebase)."""
     base = t._base
-    if base is not None and base._requires_grad and base._grad_fn is None and t._requires_grad:
+    if base is None:
+        if t._requires_grad and t._grad_fn is None:
+            raise _leaf_inplace_error()
+        return
+    if STATE.grad_enabled:
+        V.check_view_write(t)
+    if base._requires_grad and base._grad_fn is None and t._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 

@@ -21,7 +21,8 @@ __all__ = ["NAMES", "OVERLOAD_NUMBERS", "QUALIFIED_NAMES", "VARIANTS", "node_nam
 
 # Hand-written C++ nodes: ``name()`` carries the namespace, the type name does not.
 QUALIFIED_NAMES: dict[str, str] = {
-    n: f"torch::autograd::{n}" for n in ("AccumulateGrad", "CopyBackwards", "CopySlices", "GraphRoot", "Error")
+    n: f"torch::autograd::{n}"
+    for n in ("AccumulateGrad", "CopyBackwards", "CopySlices", "GraphRoot", "Error", "NotImplemented")
 }
 
 # Ops whose node PyTorch names after the op it computes them with (linalg_inv calls linalg_inv_ex,

@@ -11,7 +11,9 @@ from . import _graph as G
 from . import _views as V
 from ._engine import backward as _backward
 from ._engine import run_backward as _run_backward
+from ._inference import INFERENCE_MASK, REQUIRES_GRAD_OUTSIDE
 from ._kernels import DIFF_DTYPES
+from ._state import STATE
 
 __all__ = ["set_requires_grad", "backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
            "retains_grad", "detach_", "is_view"]
@@ -27,8 +29,12 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
     if flag:
         if t._dtype not in DIFF_DTYPES:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if t._keyset & INFERENCE_MASK and not STATE.inference:
+            raise RuntimeError(REQUIRES_GRAD_OUTSIDE)
         t._requires_grad = True
         t._keyset |= G.autograd_bit(t._keyset)
+        if t._base is not None and t._autograd_meta is None:
+            G.grad_accumulator(t)  # a view made a leaf: its own accumulator, not a no_grad view's undefined edge
     else:
         t._requires_grad = False
         if not t.__dict__.get("_fw"):  # a dual tensor keeps reaching the autograd kernels

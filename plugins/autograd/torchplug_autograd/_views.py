@@ -18,7 +18,7 @@ from torchplug._tensor.tensor import Tensor
 from . import _graph as G
 
 __all__ = ["gradient_edge", "rebase_history", "refresh_view", "CopySlices", "AsStridedView", "as_strided_backward", "storage_indices",
-           "check_view_write"]
+           "check_view_write", "NoGradViewEdge", "short_node_name"]
 
 
 _CONJ_MASK = 1 << CONJUGATE_BIT
@@ -83,6 +83,7 @@ class AsStridedView(G.Node):
 
     __slots__ = ("base_geom", "view_geom", "mode", "conj", "neg")
     _name = "AsStridedBackward0"
+    _view_op = True
 
     def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
         g = grads[0]
@@ -177,11 +178,35 @@ def rebase_history(t: Tensor, node: G.Node) -> None:
     t.__dict__["_vv"] = t._storage.version
 
 
+class NoGradViewEdge(G.Node):
+    """Where the gradient of a view made under no_grad goes: nowhere (PyTorch's undefined edge).
+
+    Such a view requires grad (its base does) but has no history, so ops on it record nodes whose edge
+    to it is this one; ``next_functions`` shows it as ``(None, 0)``, as PyTorch does."""
+
+    __slots__ = ("inference",)
+    _name = "NoGradViewEdge"
+    _undefined = True
+
+    def __init__(self, view: Tensor) -> None:
+        super().__init__()
+        self._shape = view._data.shape
+        self._dtype = view._dtype
+        self.inference = _made_in_inference_mode(view)  # which mode PyTorch's refusals name
+
+    def _apply(self, grads: list[Any], needs: tuple[bool, ...], create_graph: bool) -> Any:
+        return ()
+
+
 def gradient_edge(t: Tensor) -> tuple[G.Node, int]:
     """Where the gradient of ``t`` flows: its grad_fn and output number, or its accumulator.  A view whose
     base's history changed since the view was recorded gets its grad_fn regenerated first."""
-    if t._base is not None and t._grad_fn is not None:
-        refresh_view(t)
+    if t._base is not None:
+        if t._grad_fn is not None:
+            refresh_view(t)
+        elif t._autograd_meta is None:  # made under no_grad (requires_grad_() gives a view an accumulator)
+            refresh_view(t)  # raises if its base was modified in place since
+            return (NoGradViewEdge(t), 0)
     fn = t._grad_fn
     if fn is None:
         return (G.grad_accumulator(t), 0)
@@ -189,36 +214,59 @@ def gradient_edge(t: Tensor) -> tuple[G.Node, int]:
 
 
 def refresh_view(t: Tensor) -> None:
-    """Regenerate a view's grad_fn if its base's history changed since it was recorded."""
+    """Regenerate a view's grad_fn if its base's history changed since it was recorded.  A view made under
+    no_grad cannot be regenerated: PyTorch refuses to use it once its base was modified in place."""
     vv = t.__dict__.get("_vv")
     if vv is None or vv == t._storage.version:
         return
     base = t._base
     if base is None or not base._requires_grad:
         return
+    if t._grad_fn is None:
+        if t._requires_grad:
+            raise RuntimeError(_no_grad_view_message(None, True, _made_in_inference_mode(t)))
+        return
     G.set_history(t, _view_node(t, base), 0)
     t.__dict__["_vv"] = t._storage.version
 
 
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked)."
-)
+def _made_in_inference_mode(view: Tensor) -> bool:
+    return view.__dict__.get("_view_mode") == "inference"
+
+
+def _no_grad_view_message(prefix: str | None, indirect: bool, inference: bool = False) -> str:
+    """PyTorch's refusal of an in-place write involving a view made under no_grad or in inference mode
+    (``prefix``: the "Output k of Op is a view of a view which was created in" of a view made from such a view)."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    mode, now, block = (("inference mode", "in normal mode", "inference_mode") if inference else
+                        ("no_grad mode", "with grad mode enabled", "no_grad"))
+    return (
+        f"{prefix or 'A view was created in'} {mode} and {what} modified inplace {now}. Given "
+        "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+        f"the view and the inplace either both inside the {block} block (if you don't want the inplace to be tracked) "
+        "or both outside (if you want the inplace to be tracked)."
+    )
+
+
+def short_node_name(name: str) -> str:
+    """A node's name as PyTorch's view errors print it: ``SliceBackward0`` -> ``Slice``,
+    ``SqueezeBackward1`` -> ``Squeeze1``."""
+    return name[:-len("Backward0")] if name.endswith("Backward0") else name.replace("Backward", "")
 
 
 def check_view_write(view: Tensor) -> None:
     """PyTorch's refusals before an in-place write to a view (the core calls this for every view
     written in place): with grad mode on, a view of a base that requires grad must have been
-    made with grad mode on, and must not be one of several views one function returned."""
+    made with grad mode on (as must the views it was made from), and must not be one of several
+    views one function returned."""
     from ._state import STATE
 
-    if not STATE.grad_enabled:
+    if not STATE.grad_enabled or not view._requires_grad:
         return
-    if not view._requires_grad:
-        if view._base._requires_grad:
-            raise RuntimeError(_NO_GRAD_VIEW)
+    fn = view._grad_fn
+    if fn is None:
+        if view._base._requires_grad and view._autograd_meta is None:
+            raise RuntimeError(_no_grad_view_message(None, False, _made_in_inference_mode(view)))
         return
     marked = view.__dict__.get("_multi_view") if view.__dict__ else None
     if marked is not None:
@@ -228,3 +276,14 @@ def check_view_write(view: Tensor) -> None:
             "that returns multiple views. Such functions do not allow the output views to be modified inplace. You "
             "should replace the inplace operation by an out-of-place one."
         )
+    # a view of a view made under no_grad: the chain of view nodes ends at that view's edge
+    node = fn
+    while node._view_op and node._next:
+        e = node._next[0]
+        if e is None:
+            return
+        node = e[0]
+        if node.__class__ is NoGradViewEdge:
+            prefix = (f"Output {view._autograd_meta} of {short_node_name(fn._name)} is a view of a view which was "
+                      "created in")
+            raise RuntimeError(_no_grad_view_message(prefix, False, node.inference))

@@ -22,6 +22,7 @@ from torchplug._base import dtype as D
 from torchplug._runtime.allocator import OutOfMemoryError
 from torchplug._dispatch.aten import A
 from torchplug._ops.surface import return_types
+from torchplug._tensor.construct import unlink_view
 from torchplug._tensor.tensor import Tensor
 from torchplug._ops.torch_namespace import TORCH
 
@@ -304,8 +305,8 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 
 def is_inference(input: Tensor) -> bool:
-    """Whether ``input`` is an inference tensor; torchplug makes none (inference_mode runs as no_grad)."""
-    return False
+    """Whether ``input`` is an inference tensor (made under ``inference_mode``, or a view of one)."""
+    return input.is_inference()
 
 
 def get_device(input: Tensor) -> int:
@@ -326,10 +327,9 @@ def _untracked(pieces: Any) -> tuple[Tensor, ...]:
     """The pieces as torch's unsafe variants return them: not registered as views of one base, so an in-place
     write to one is allowed (no multi-output-view error) and is recorded on that piece alone."""
     for piece in pieces:
-        piece._base = None
+        unlink_view(piece)
         if piece.__dict__:
             piece.__dict__.pop("_multi_view", None)
-            piece.__dict__.pop("_vv", None)
     return tuple(pieces)
 
 

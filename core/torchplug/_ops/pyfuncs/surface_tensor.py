@@ -14,6 +14,7 @@ from torchplug._base import dtype as D
 from torchplug._dispatch.aten import A
 from torchplug._tensor import shared_memory as _shm
 from torchplug._tensor.tensor import Storage, Tensor
+from torchplug._ops.pyfuncs.storage import CONVERSIONS as STORAGE_CONVERSIONS
 from torchplug._ops.torch_namespace import TORCH
 
 __all__ = ["FUNCTIONS", "METHODS", "TypedStorage"]
@@ -100,12 +101,87 @@ class TypedStorage:
         _shm.share_storage(self._flat)
         return self
 
+    # -- copies and conversions (the untyped storage's rules, per element) -------------------------------
+    def clone(self) -> TypedStorage:
+        """A copy of the elements in a new storage."""
+        return TypedStorage(_internal=True, _flat=self._flat.clone())
+
+    def copy_(self, source: Any, non_blocking: bool = False) -> TypedStorage:
+        """Copy ``source``'s elements (a typed storage of the same size) into this one."""
+        src = source._flat if isinstance(source, TypedStorage) else source
+        self._flat.copy_(src, non_blocking)
+        return self
+
+    def fill_(self, value: Any) -> TypedStorage:
+        """Set every element to ``value``."""
+        self._flat.fill_(value)
+        return self
+
+    def to(self, *, device: Any, non_blocking: bool = False) -> TypedStorage:
+        """This storage on ``device`` (a copy unless already there)."""
+        moved = self._flat.to(device, non_blocking=non_blocking)
+        return self if moved is self._flat else TypedStorage(_internal=True, _flat=moved)
+
+    def cpu(self) -> TypedStorage:
+        """This storage on the cpu (a copy unless already there)."""
+        return self.to(device="cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> TypedStorage:
+        return self.to(device="cuda" if device is None else device, non_blocking=non_blocking)
+
+    def get_device(self) -> Any:
+        return self._untyped_storage.get_device()
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_pinned(self, device: Any = "cuda") -> bool:
+        return False
+
+    def pin_memory(self, device: Any = "cuda") -> TypedStorage:
+        raise RuntimeError("Cannot pin a TypedStorage in torchplug: pin the tensor instead (Tensor.pin_memory()).")
+
+    def resizable(self) -> bool:
+        return False
+
+    def resize_(self, size: int) -> TypedStorage:
+        self._untyped_storage.resize_(int(size) * self.element_size())
+        return self
+
+    @property
+    def filename(self) -> None:
+        return None
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """The legacy type name (``'torch.FloatStorage'``), or a copy converted to that storage type."""
+        if dtype is None:
+            return _storage_type_name(self.dtype, self.device.type)
+        target = getattr(dtype, "_fixed_dtype", None) or dtype
+        return TypedStorage(_internal=True, _flat=self._flat.to(target))
+
+    def pickle_storage_type(self) -> str:
+        """The storage type name torch.save records (``'FloatStorage'``)."""
+        return _storage_type_name(self.dtype, "cpu").removeprefix("torch.")
+
     def _new_wrapped_storage(self, untyped: Storage) -> TypedStorage:
         raise NotImplementedError("TypedStorage._new_wrapped_storage is not supported in torchplug")
 
     def __repr__(self) -> str:
         body = "\n".join(f" {v}" for v in self.tolist())
         return f"{body}\n[{_storage_type_name(self.dtype, self.device.type)} of size {len(self)}]"
+
+
+def _typed_conversion(dtype: D.dtype) -> Any:
+    def convert(self: TypedStorage) -> TypedStorage:
+        return TypedStorage(_internal=True, _flat=self._flat.to(dtype))
+
+    convert.__doc__ = f"A copy of the elements converted to {dtype}."
+    return convert
+
+
+for _conv_name, _conv_dtype in STORAGE_CONVERSIONS.items():
+    setattr(TypedStorage, _conv_name, _typed_conversion(_conv_dtype))
 
 
 def _storage_type_name(dtype: D.dtype, device_type: str) -> str:
@@ -270,13 +346,13 @@ def _false(self: Tensor) -> bool:
 
 
 FUNCTIONS: dict[str, Any] = {
-    "is_storage": is_storage, "UntypedStorage": Storage, "TypedStorage": TypedStorage,
+    "is_storage": is_storage, "TypedStorage": TypedStorage,
     "Storage": _STORAGE_CLASSES["FloatStorage"], **_STORAGE_CLASSES,
 }
 
 METHODS: dict[str, Any] = {
     "is_sparse": property(_false), "is_quantized": property(_false), "is_nested": property(_false),
-    "is_mkldnn": property(_false), "is_sparse_csr": property(_false), "is_inference": _false,
+    "is_mkldnn": property(_false), "is_sparse_csr": property(_false),
     **{f"is_{device}": property(_false) for device in ("xla", "ipu", "maia", "mtia", "vulkan")},
     "is_distributed": _false,
     "is_shared": _is_shared, "share_memory_": _share_memory_, "is_set_to": _is_set_to,

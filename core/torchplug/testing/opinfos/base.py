@@ -329,6 +329,21 @@ def _scatter_value(dtype: str) -> Iterator[SampleInput]:
     yield S((T((3, 4), noncontig=True), 0, T((2, 4), dtype="int64", low=0, high=2)), {"value": 0}, name="noncontig")
 
 
+def _scatter_reduce_legacy(dtype: str) -> Iterator[SampleInput]:
+    # scatter(src, reduce='add'|'multiply'): unique indices per row, so the reduction order cannot matter
+    for reduce in ("add", "multiply"):
+        yield S((T((3, 4)), 1, T((3, 2), dtype="int64", values=[[0, 2], [1, 3], [3, 0]]), T((3, 4))),
+                {"reduce": reduce}, name=f"dim1_{reduce}")
+        yield S((T((3, 4), noncontig=True), 0, T((2, 4), dtype="int64", values=[[0, 1, 2, 0], [2, 0, 1, 1]]),
+                 T((2, 4))), {"reduce": reduce}, name=f"dim0_noncontig_{reduce}")
+
+
+def _scatter_value_reduce(dtype: str) -> Iterator[SampleInput]:
+    for reduce in ("add", "multiply"):
+        yield S((T((3, 4)), 1, T((3, 2), dtype="int64", values=[[0, 2], [1, 1], [3, 0]])), {"value": 2, "reduce": reduce},
+                name=f"dim1_{reduce}")
+
+
 def _scatter_add(dtype: str) -> Iterator[SampleInput]:
     yield S((T((3, 4)), 1, T((3, 3), dtype="int64", low=0, high=3), T((3, 4))), name="dim1_repeats")
     yield S((T((3, 4), noncontig=True), 0, T((5, 4), dtype="int64", low=0, high=2), T((5, 4))), name="dim0_noncontig")
@@ -766,6 +781,10 @@ INDEX_OPS = [
            inplace_variant="Tensor.scatter_"),
     OpInfo("scatter_add", _scatter_add, dtypes=NUMERIC, aten=("scatter_add",), supports_out=True,
            inplace_variant="Tensor.scatter_add_"),
+    OpInfo("scatter.reduce", _scatter_reduce_legacy, op="scatter", dtypes=NUMERIC, aten=("scatter.reduce",),
+           supports_out=True, inplace_variant="Tensor.scatter_"),
+    OpInfo("scatter.value_reduce", _scatter_value_reduce, op="scatter", dtypes=NUMERIC, aten=("scatter.value_reduce",),
+           supports_out=True, inplace_variant="Tensor.scatter_"),
     OpInfo("index_select", _index_select, aten=("index_select",), supports_out=True,
            skips=(Skip("known cpu bug: an out-of-range index raises NumPy's RuntimeError, torch raises IndexError "
                        "'index out of range in self'", devices=("cpu", "cuda"), samples=("out_of_range",)),)),

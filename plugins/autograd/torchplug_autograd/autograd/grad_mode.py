@@ -8,6 +8,7 @@ from typing import Any
 
 from torchplug._dispatch.tls import tls
 
+from torchplug_autograd._inference import INFERENCE_MASK
 from torchplug_autograd._state import AUTOGRAD_BAND, STATE, set_grad_mode
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
 ]
 
 _NOT_BAND = ~AUTOGRAD_BAND
+_NOT_INFERENCE = ~INFERENCE_MASK
 
 
 def is_grad_enabled() -> bool:
@@ -130,7 +132,10 @@ class set_grad_enabled(_GradModeBase):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad`` but also marks the region as inference (``is_inference_mode_enabled``)."""
+    """Context manager / decorator for PyTorch's InferenceMode: ``no_grad``, and every tensor made inside is
+    an *inference tensor* (``is_inference()``), which autograd may not record or save, and which cannot be
+    written in place outside the mode.  ``inference_mode(False)`` leaves the mode and enables grad.
+    """
 
     def __new__(cls, mode: Any = True) -> Any:
         if callable(mode) and not isinstance(mode, bool):  # bare @inference_mode
@@ -141,18 +146,23 @@ class inference_mode(_DecoratorContextManager):
         self.mode = bool(mode)
 
     def __enter__(self) -> None:
-        self._prev = (STATE.grad_enabled, STATE.inference, tls.mask & AUTOGRAD_BAND)
+        self._prev = (STATE.grad_enabled, STATE.inference, tls.mask & AUTOGRAD_BAND, tls.include & INFERENCE_MASK)
+        # the Inference key marks what ops make in the mode (see torchplug_autograd._inference)
         if self.mode:
             STATE.inference = True
+            tls.include |= INFERENCE_MASK
             set_grad_mode(False)
-        else:
+        else:  # PyTorch's InferenceMode(false): normal mode, grad mode on
             STATE.inference = False
+            tls.include &= _NOT_INFERENCE
+            set_grad_mode(True)
 
     def __exit__(self, *exc: Any) -> None:
-        flag, inference, band = self._prev
+        flag, inference, band, included = self._prev
         STATE.grad_enabled = flag
         STATE.inference = inference
         tls.mask = (tls.mask & _NOT_BAND) | band
+        tls.include = (tls.include & _NOT_INFERENCE) | included
 
     def clone(self) -> Any:
         return self.__class__(self.mode)

@@ -10,8 +10,10 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 from . import utils  # noqa: F401,E402
 from . import parallel  # noqa: F401,E402
 from . import attention  # noqa: F401,E402
+from ._factory import factory_kwargs  # noqa: E402
+from ._functional_more import LinearCrossEntropyOptions  # noqa: E402
 
 __all__ = ["Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
-           "parameter", "modules", "parallel"]
+           "parameter", "modules", "parallel", "factory_kwargs", "LinearCrossEntropyOptions"]
 __all__ += [n for n in dir(_modules_pkg) if not n.startswith("_") and n[0].isupper()]
 modules = _modules_pkg

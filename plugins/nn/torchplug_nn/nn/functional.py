@@ -31,10 +31,10 @@ if _impl is not None:
 _ = _compositions
 
 # Functions neither the core nor the reference compositions provide (losses, sampling, pooling extras).
-from . import _ctc, _functional_losses, _functional_spatial  # noqa: E402
+from . import _ctc, _functional_losses, _functional_more, _functional_spatial  # noqa: E402
 from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad, as in PyTorch)
 
-for _mod in (_functional_losses, _functional_spatial, _ctc):
+for _mod in (_functional_losses, _functional_spatial, _ctc, _functional_more):
     for _name in _mod.__all__:
         if _name not in __all__:  # a core kernel of the same name wins
             globals()[_name] = getattr(_mod, _name)

@@ -15,6 +15,7 @@ __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
     "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
     "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+    "eye", "dirac", "orthogonal", "sparse",
 ]
 
 
@@ -249,3 +250,7 @@ xavier_uniform = _deprecated(xavier_uniform_)
 xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

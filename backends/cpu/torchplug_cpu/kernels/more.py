@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
@@ -18,6 +17,8 @@ from torchplug.library import KernelTable
 from .. import _common as C
 from .._common import FLOATING, INTEGRAL, Tensor, not_implemented
 from .pointwise import _apply, _operands, _result
+
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
 
 TABLE = KernelTable("CPU")
 

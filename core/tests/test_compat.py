@@ -163,7 +163,9 @@ def test_cli_runs_without_torch() -> None:
 
 def test_resolution_imports_no_other_package() -> None:
     code = (
-        "import sys, torchplug\ntorchplug.nn\nbefore = {m.split('.')[0] for m in sys.modules}\n"
+        # every plugin loaded first (the core-layer ones load on first use): what is new after is the resolution's
+        "import sys, torchplug, torchplug.plugins\ntorchplug.plugins.report()\n"
+        "before = {m.split('.')[0] for m in sys.modules}\n"
         "from torchplug._doctor.compat_coverage import coverage\ncoverage()\n"
         "print('NEW:', sorted({m.split('.')[0] for m in sys.modules} - before))\n"
     )

@@ -1,4 +1,10 @@
-"""Plugin discovery and loading: entry points, block list, kill switch, and failure records."""
+"""Plugin discovery and loading: entry points, block list, kill switch, and failure records.
+
+Loading is staged, so that a first op does not pay for every plugin: the backends and any plugin the core
+cannot load on demand come first (:meth:`PluginManager.ensure_ready`, what a device lookup needs); the core-layer
+plugins in :data:`ON_DEMAND` come when their trigger fires (:meth:`PluginManager.ensure_plugin`); and
+:meth:`PluginManager.ensure_loaded` loads everything (introspection, the doctor, ``torchplug.ops``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-import importlib_metadata
+import importlib.metadata as importlib_metadata  # the standard library's: the backport costs ~20 ms more to import and scan
 import pluggy
 
 from torchplug._runtime import backends as _backends
@@ -23,12 +29,25 @@ from torchplug._dispatch.library import KernelTable, Library
 
 __all__ = [
     "PluginRecord", "PluginContext", "PluginManager", "MANAGER", "ENTRY_POINT_GROUPS",
-    "AutocastPolicyContribution", "AUTOCAST_POLICIES", "AUTOCAST_POLICY_LISTENERS",
+    "AutocastPolicyContribution", "AUTOCAST_POLICIES", "AUTOCAST_POLICY_LISTENERS", "ON_DEMAND",
 ]
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUPS = ("torchplug.backends", "torchplug.plugins")
+# Core-layer plugins shipped with torchplug that load on their first use instead of with the backends:
+# plugin name -> the package its entry point must name (a third-party plugin that reuses the name loads
+# eagerly).  Everything each of them does is reached through a trigger the core sees first: a name it exposes
+# (``torchplug.nn``, ``torchplug.no_grad``... : :func:`torchplug._plugins.lookup.resolve` loads the provider of
+# the name), a tensor that requires grad or a Tensor autograd method (autograd, through the Tensor's
+# ``autograd_hooks``), an autocast region or a batched tensor (only reachable through ``torchplug.amp`` /
+# ``torchplug.autocast`` and ``torchplug.func`` / ``torchplug.vmap``).  None of them defines operators or
+# registers kernels at keys plain tensors reach.  Any other plugin may register kernels for any op on any key,
+# so it loads with the backends, before the first op runs.
+ON_DEMAND = {
+    "autograd": "torchplug_autograd", "nn": "torchplug_nn", "amp": "torchplug_amp", "func": "torchplug_func",
+    "distributed": "torchplug_distributed", "distributions": "torchplug_distributions",
+}
 _PHASES = (
     "torchplug_register_backends",
     "torchplug_register_ops",
@@ -47,7 +66,7 @@ class PluginRecord:
     value: str  # 'module' or 'module:attr' from the entry point
     distribution: str = ""
     version: str = ""
-    status: str = "discovered"  # discovered | loaded | blocked | disabled | failed
+    status: str = "discovered"  # discovered (not loaded yet) | loaded | blocked | disabled | failed
     reason: str = ""  # why blocked/failed
     error: BaseException | None = None
     traceback: str = ""
@@ -156,59 +175,109 @@ class PluginManager:
         self.pm.add_hookspecs(TorchplugHookSpecs)
         self.records: dict[str, PluginRecord] = {}
         self._lock = threading.RLock()
-        self._loaded = False
-        self._loading = False
+        self._ready = False  # the backends and the eager plugins are loaded (ensure_ready)
+        self._loaded = False  # every plugin is loaded (ensure_loaded)
+        self._loading = False  # ensure_ready or ensure_loaded is running
+        self._deferred: dict[str, PluginRecord] = {}  # ON_DEMAND plugins discovered and not loaded yet
 
     # -- discovery --------------------------------------------------------------------------------
     def discover(self) -> list[PluginRecord]:
-        """Read the entry points of both groups (without importing anything)."""
+        """Read the entry points of both groups (without importing anything).
+
+        One scan of the installed distributions serves both groups, and each distribution's metadata is
+        parsed once (``dist.metadata`` re-reads the file on every access)."""
         found = []
+        metadata: dict[int, tuple[str, str]] = {}
+        points = importlib_metadata.entry_points()
         for group in ENTRY_POINT_GROUPS:
-            for ep in importlib_metadata.entry_points(group=group):
+            for ep in points.select(group=group):
                 dist = getattr(ep, "dist", None)
-                found.append(
-                    PluginRecord(
-                        name=ep.name,
-                        group=group,
-                        value=ep.value,
-                        distribution=dist.metadata["Name"] if dist else "",
-                        version=dist.version if dist else "",
-                    )
-                )
+                if dist is None:
+                    name, version = "", ""
+                else:
+                    known = metadata.get(id(dist))
+                    if known is None:
+                        meta = dist.metadata
+                        known = metadata[id(dist)] = (meta["Name"], meta["Version"])
+                    name, version = known
+                found.append(PluginRecord(name=ep.name, group=group, value=ep.value, distribution=name, version=version))
         return found
 
-    def ensure_loaded(self) -> None:
-        """Discover and load every entry-point plugin, once.  Never raises because of a plugin.
+    def ensure_ready(self) -> None:
+        """Load the backends and every plugin that is not in :data:`ON_DEMAND`, once: what running an op needs.
+        Never raises because of a plugin.  The ON_DEMAND plugins are discovered (and blocked where the block
+        list says so) but load on their trigger (:meth:`ensure_plugin`) or with :meth:`ensure_loaded`.
 
         Thread-safe: a thread that arrives while another one loads waits for it (the lock is held
         for the whole load), so no thread ever runs with half the backends.  Re-entrant: a plugin
         that uses torchplug while being loaded sees what is registered so far instead of deadlocking.
         """
-        if self._loaded:  # the hot path: one attribute load, no lock
+        if self._ready:  # the hot path: one attribute load, no lock
             return
         with self._lock:
-            if self._loaded or self._loading:  # done meanwhile, or re-entered by the loading thread
+            if self._ready or self._loading:  # done meanwhile, or re-entered by the loading thread
                 return
             self._loading = True
             try:
-                if os.environ.get("TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD", "") in ("1", "true", "True"):
-                    log.debug("plugin autoload disabled by TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD")
-                    return
-                blocked = _env_list("TORCHPLUG_BLOCK_PLUGINS")
-                records = []
-                for record in self.discover():
-                    if record.name in self.records:
-                        continue
-                    self.records[record.name] = record
-                    if record.name in blocked or record.distribution in blocked:
-                        record.status = "blocked"
-                        record.reason = "blocked by TORCHPLUG_BLOCK_PLUGINS"
-                        continue
-                    records.append(record)
+                records = self._discover_once()
                 self._load_records(records, self._import_records(records))
+            finally:
+                self._ready = True
+                self._loading = False
+
+    def ensure_plugin(self, name: str) -> None:
+        """Load the ON_DEMAND plugin ``name`` now if it was deferred (after the backends); otherwise nothing.
+        Never raises because of a plugin: a failure is recorded as for any plugin."""
+        if self._loaded:
+            return
+        self.ensure_ready()
+        with self._lock:
+            record = self._deferred.pop(name, None)
+            if record is not None:
+                self._load_records([record], self._import_records([record]))
+
+    def ensure_loaded(self) -> None:
+        """Discover and load every entry-point plugin, once.  Never raises because of a plugin.
+
+        Thread-safety and re-entrancy as :meth:`ensure_ready`.  The deferred plugins load together, their
+        hooks in phases across all of them, as the eager ones do.
+        """
+        if self._loaded:  # the hot path: one attribute load, no lock
+            return
+        self.ensure_ready()
+        with self._lock:
+            if self._loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                deferred = list(self._deferred.values())
+                self._deferred.clear()
+                self._load_records(deferred, self._import_records(deferred))
             finally:
                 self._loaded = True
                 self._loading = False
+
+    def _discover_once(self) -> list[PluginRecord]:
+        """Record every plugin (the blocked ones as such) and return those to load now; the ON_DEMAND ones wait
+        in ``_deferred``.  Runs once per process, in :meth:`ensure_ready`."""
+        if os.environ.get("TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD", "") in ("1", "true", "True"):
+            log.debug("plugin autoload disabled by TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD")
+            return []
+        blocked = _env_list("TORCHPLUG_BLOCK_PLUGINS")
+        records = []
+        for record in self.discover():
+            if record.name in self.records:
+                continue
+            self.records[record.name] = record
+            if record.name in blocked or record.distribution in blocked:
+                record.status = "blocked"
+                record.reason = "blocked by TORCHPLUG_BLOCK_PLUGINS"
+                continue
+            if ON_DEMAND.get(record.name) == record.value.partition(":")[0].partition(".")[0]:
+                self._deferred[record.name] = record
+                continue
+            records.append(record)
+        return records
 
     def _import_records(self, records: Iterable[PluginRecord]) -> dict[str, Any]:
         objs = {}
@@ -289,6 +358,7 @@ class PluginManager:
                 raise RuntimeError(f"A plugin named {name!r} is already loaded ({existing.label}). Unload it first.")
             record = PluginRecord(name=name, group=group, value=getattr(obj, "__name__", repr(obj)), distribution=distribution)
             self.records[name] = record
+            self._deferred.pop(name, None)  # loaded by hand: no longer waiting for its trigger
             self._load_records([record], {name: obj})
             return record
 
@@ -296,6 +366,7 @@ class PluginManager:
         """Undo everything a plugin registered and forget it."""
         with self._lock:
             record = self.records.pop(name, None)
+            self._deferred.pop(name, None)
             if record is not None:
                 self._undo(record)
 
@@ -322,7 +393,7 @@ MANAGER = PluginManager()
 
 
 def _load_on_unknown_device(device_type: str) -> _backends.Backend | None:
-    MANAGER.ensure_loaded()
+    MANAGER.ensure_ready()
     return _backends.registered_backends().get(device_type)
 
 

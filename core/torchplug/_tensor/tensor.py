@@ -29,9 +29,9 @@ class _AutogradHooks:
 
     def _missing(self, what: str) -> RuntimeError:
         if self.status == "not loaded":
-            from torchplug._base.upcalls import ensure_plugins_loaded, plugin_status
+            from torchplug._base.upcalls import ensure_plugin_loaded, plugin_status
 
-            ensure_plugins_loaded()
+            ensure_plugin_loaded("autograd")  # it loads on the first use of autograd
             if self.set_requires_grad is not None:
                 return None  # type: ignore[return-value]
             found = plugin_status("autograd")

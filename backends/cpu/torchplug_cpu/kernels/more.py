@@ -39,11 +39,11 @@ def nextafter(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _gammainc(lower: bool) -> Any:
-    fn = special.gammainc if lower else special.gammaincc
+    name = "gammainc" if lower else "gammaincc"
 
     def kernel(self: Tensor, other: Tensor) -> Tensor:
         dt = _checked_dtype(self, other, "igamma_cpu" if lower else "igammac_cpu", FLOATING)
-        return _result(dt, fn, self, other)
+        return _result(dt, getattr(special, name), self, other)  # (scipy.special is imported on first use)
 
     kernel.__name__ = "igamma" if lower else "igammac"
     return kernel

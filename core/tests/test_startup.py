@@ -196,3 +196,38 @@ def test_a_blocked_core_layer_plugin_is_reported_when_its_trigger_fires():
     out = _run(code, TORCHPLUG_BLOCK_PLUGINS="autograd")
     assert out["status"] == "blocked"
     assert "needs the autograd plugin, which is blocked by TORCHPLUG_BLOCK_PLUGINS" in out["msg"]
+
+
+# -- entry-point discovery without importlib.metadata ---------------------------------------------------------
+def test_the_entry_point_reader_finds_what_importlib_metadata_finds():
+    import importlib.metadata
+
+    from torchplug._plugins import manager
+
+    points = importlib.metadata.entry_points()
+    groups = tuple(sorted(points.groups))
+    read = manager._read_entry_points(groups)
+    assert read is not None  # this environment has only .dist-info directories on its path
+    expected = [(g, ep.name, ep.value, ep.dist.metadata["Name"], ep.dist.version) for g in groups
+                for ep in points.select(group=g)]
+    assert [r for g in groups for r in read if r[0] == g] == expected
+
+
+def test_the_entry_point_reader_defers_to_importlib_metadata_for_eggs_and_zips(tmp_path, monkeypatch):
+    from torchplug._plugins import manager
+
+    (tmp_path / "old-1.0.egg-info").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert manager._read_entry_points(manager.ENTRY_POINT_GROUPS) is None
+    zipped = tmp_path / "lib.zip"
+    zipped.write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert manager._read_entry_points(manager.ENTRY_POINT_GROUPS) is None
+    records = manager.MANAGER.discover()  # the fallback still reads (nothing here)
+    assert records == []
+
+
+def test_import_and_a_first_op_do_not_import_importlib_metadata():
+    out = _run("import json, sys, torchplug\n(torchplug.ones(2) + 1).sum()\n"
+               "print(json.dumps(['importlib.metadata' in sys.modules, torchplug.__version__ == torchplug.version.__version__]))")
+    assert out == [False, True]

@@ -169,22 +169,11 @@ def _install_compat_placeholders() -> None:
 _install_compat_placeholders()
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python 3.11 has it
-        return "0+unknown"
-    try:
-        return version("torchplug")
-    except PackageNotFoundError:  # running from a source tree that was not installed
-        return "0+unknown"
-
-
-__version__ = _version()
-
-
 def __getattr__(name: str) -> object:
     # torchplug.autograd, torchplug.nn, torchplug.no_grad, ... come from plugins (loaded lazily).
+    if name == "__version__":  # read from the installed metadata on first use (importlib.metadata costs ~30 ms)
+        value = globals()["__version__"] = version.__version__
+        return value
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib.util

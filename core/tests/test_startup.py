@@ -199,15 +199,19 @@ def test_a_blocked_core_layer_plugin_is_reported_when_its_trigger_fires():
 
 
 # -- entry-point discovery without importlib.metadata ---------------------------------------------------------
-def test_the_entry_point_reader_finds_what_importlib_metadata_finds():
+def test_the_entry_point_reader_finds_what_importlib_metadata_finds(monkeypatch):
     import importlib.metadata
+    from importlib.machinery import PathFinder
 
     from torchplug._plugins import manager
 
+    # the installed distributions only (other tests put eggs and finders of their own on the path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p.endswith("site-packages")])
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not hasattr(f, "find_distributions")] + [PathFinder])
     points = importlib.metadata.entry_points()
     groups = tuple(sorted(points.groups))
     read = manager._read_entry_points(groups)
-    assert read is not None  # this environment has only .dist-info directories on its path
+    assert read is not None  # site-packages holds only .dist-info directories
     expected = [(g, ep.name, ep.value, ep.dist.metadata["Name"], ep.dist.version) for g in groups
                 for ep in points.select(group=g)]
     assert [r for g in groups for r in read if r[0] == g] == expected

@@ -163,8 +163,15 @@ _CO_VARARGS = inspect.CO_VARARGS
 def _plainly_takes(fn: Callable[..., Any], n: int) -> bool:
     """True if ``fn`` is a plain Python function that can be called with ``n`` positional arguments, read from
     its code object: ``inspect.signature`` costs ~25 µs a kernel, a third of registering the backends at start-up.
-    False means "not proven" (a wrapper, a partial, a mismatch): the caller then asks ``inspect``."""
-    if type(fn) is not FunctionType or fn.__dict__ and ("__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__):
+    ``functools.wraps`` chains are followed to the innermost function, as ``inspect.signature`` follows them.
+    False means "not proven" (a partial, a ``__signature__``, a mismatch): the caller then asks ``inspect``."""
+    while type(fn) is FunctionType and fn.__dict__:
+        if "__signature__" in fn.__dict__:
+            return False
+        if "__wrapped__" not in fn.__dict__:
+            break
+        fn = fn.__dict__["__wrapped__"]
+    if type(fn) is not FunctionType:
         return False
     code = fn.__code__
     required = code.co_argcount - len(fn.__defaults__ or ())

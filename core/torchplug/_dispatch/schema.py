@@ -324,6 +324,9 @@ _CLOSING = {")": "(", "]": "["}
 
 def _split_top(text: str) -> list[str] | None:
     """``text`` split at the commas outside brackets (each followed by one space), or None (unbalanced)."""
+    if "[" not in text:  # commas sit only between items (alias parentheses hold none): no scan needed
+        parts = text.split(", ")
+        return parts if text.count(",") == len(parts) - 1 and text.count("(") == text.count(")") else None
     parts, open_, start = [], [], 0
     for i, c in enumerate(text):
         if c in "([":
@@ -402,9 +405,7 @@ def _fast_schema(text: str) -> FunctionSchema | None:
     if head is None or not text.isascii() or '"' in text or "'" in text:
         return None
     namespace, name, overload = head[1] or "", head[2], head[3] or ""
-    close = text.find(") -> ", head.end())
-    while close >= 0 and _split_top(text[head.end():close]) is None:  # a ") -> " inside an alias: the next one
-        close = text.find(") -> ", close + 1)
+    close = text.find(") -> ", head.end())  # (none inside the arguments: an alias is written "(a -> *)")
     if close < 0:
         return None
     inner = text[head.end():close]

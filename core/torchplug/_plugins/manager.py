@@ -25,6 +25,7 @@ from torchplug._runtime import backends as _backends
 from torchplug._runtime import registration as _registration
 from torchplug._plugins import exposure as _exposure
 from torchplug._dispatch.dispatcher import DISPATCHER
+from torchplug._dispatch.keys import BACKEND_BAND
 from torchplug._plugins.hookspecs import PROJECT_NAME, TorchplugHookSpecs
 from torchplug._dispatch.library import KernelTable, Library
 
@@ -49,6 +50,13 @@ ON_DEMAND = {
     "autograd": "torchplug_autograd", "nn": "torchplug_nn", "amp": "torchplug_amp", "func": "torchplug_func",
     "distributed": "torchplug_distributed", "distributions": "torchplug_distributions",
 }
+# Backends shipped with torchplug whose kernels register when a dispatch first reaches their device (see
+# ``Dispatcher.pending_kernels``) instead of at plugin loading: plugin name -> the package its entry point must
+# name.  Their devices exist from the start (``register_backends`` runs as for any plugin); only the ~900
+# kernel registrations each wait, since their tables hold kernels for their own dispatch keys only and no
+# tensor reaches those keys before one exists on the device.  Kernel introspection loads them first
+# (``ensure_loaded``).
+LAZY_KERNELS = {"meta": "torchplug_meta", "cuda": "torchplug_cuda", "mps": "torchplug_mps"}
 _PHASES = (
     "torchplug_register_backends",
     "torchplug_register_ops",
@@ -280,6 +288,7 @@ class PluginManager:
         self._loaded = False  # every plugin is loaded (ensure_loaded)
         self._loading = False  # ensure_ready or ensure_loaded is running
         self._deferred: dict[str, PluginRecord] = {}  # ON_DEMAND plugins discovered and not loaded yet
+        self._pending_kernels: dict[str, Any] = {}  # LAZY_KERNELS plugin -> its deferred kernel registration
 
     # -- discovery --------------------------------------------------------------------------------
     def discover(self) -> list[PluginRecord]:
@@ -360,6 +369,8 @@ class PluginManager:
                 deferred = list(self._deferred.values())
                 self._deferred.clear()
                 self._load_records(deferred, self._import_records(deferred))
+                for load in list(self._pending_kernels.values()):
+                    load()
             finally:
                 self._loaded = True
                 self._loading = False
@@ -423,6 +434,8 @@ class PluginManager:
                 for impl in getattr(self.pm.hook, phase).get_hookimpls():
                     if impl.plugin_name != record.name:
                         continue
+                    if phase == "torchplug_register_kernels" and self._defer_kernels(record, impl.function, contexts[record.name]):
+                        continue
                     try:
                         impl.function(ctx=contexts[record.name])
                     except KeyboardInterrupt:
@@ -435,6 +448,31 @@ class PluginManager:
                 record.status = "loaded"
                 log.debug("loaded %s", record.label)
 
+    def _defer_kernels(self, record: PluginRecord, hook: Any, ctx: PluginContext) -> bool:
+        """For a LAZY_KERNELS backend: leave its kernel hook to the first dispatch that reaches one of its devices."""
+        if LAZY_KERNELS.get(record.name) != record.value.partition(":")[0].partition(".")[0] or not record.device_types:
+            return False
+        bits = [_backends.registered_backends()[t].keyset & BACKEND_BAND for t in record.device_types]
+
+        def load() -> None:
+            with self._lock:
+                if self._pending_kernels.pop(record.name, None) is None:
+                    return  # loaded meanwhile, or the plugin was unloaded
+                for bit in bits:
+                    DISPATCHER.pending_kernels.pop(bit, None)
+                try:
+                    hook(ctx=ctx)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - recorded, never fatal, as at loading
+                    self._fail(record, exc, "failed in torchplug_register_kernels")
+                    self._undo(record)
+
+        self._pending_kernels[record.name] = load
+        for bit in bits:
+            DISPATCHER.pending_kernels[bit] = load
+        return True
+
     def _fail(self, record: PluginRecord, exc: BaseException, what: str) -> None:
         record.status = "failed"
         record.error = exc
@@ -443,6 +481,10 @@ class PluginManager:
         log.info("%s %s", record.label, record.reason)
 
     def _undo(self, record: PluginRecord) -> None:
+        load = self._pending_kernels.pop(record.name, None)
+        if load is not None:  # kernels never registered: nothing to undo but the pending registration
+            for bit in [b for b, f in DISPATCHER.pending_kernels.items() if f is load]:
+                del DISPATCHER.pending_kernels[bit]
         _exposure.unexpose_plugin(record.name)
         if any(c.plugin == record.name for c in AUTOCAST_POLICIES):
             AUTOCAST_POLICIES[:] = [c for c in AUTOCAST_POLICIES if c.plugin != record.name]

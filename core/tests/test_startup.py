@@ -235,3 +235,17 @@ def test_import_and_a_first_op_do_not_import_importlib_metadata():
     out = _run("import json, sys, torchplug\n(torchplug.ones(2) + 1).sum()\n"
                "print(json.dumps(['importlib.metadata' in sys.modules, torchplug.__version__ == torchplug.version.__version__]))")
     assert out == [False, True]
+
+
+def test_other_backends_register_their_kernels_when_their_device_is_first_used():
+    code = (
+        "import json, torchplug\nfrom torchplug._dispatch.dispatcher import DISPATCHER\n"
+        "from torchplug._plugins.manager import MANAGER\n"
+        "def meta_kernels():\n    return 'Meta' in DISPATCHER.entry('aten::add.Tensor').kernels\n"
+        "(torchplug.ones(2) + 1).sum()\nsteps = [sorted(MANAGER._pending_kernels), meta_kernels()]\n"
+        "m = torchplug.ones(2, 3, device='meta') + 1\nsteps += [sorted(MANAGER._pending_kernels), meta_kernels(), list(m.shape)]\n"
+        "report = torchplug.ops.aten.add.Tensor.kernels()\n"
+        "steps += [sorted(MANAGER._pending_kernels), 'CUDA' in report and 'MPS' in report]\n"
+        "print(json.dumps(steps))"
+    )
+    assert _run(code) == [["cuda", "meta", "mps"], False, ["cuda", "mps"], True, [2, 3], [], True]

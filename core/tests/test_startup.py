@@ -249,3 +249,12 @@ def test_other_backends_register_their_kernels_when_their_device_is_first_used()
         "print(json.dumps(steps))"
     )
     assert _run(code) == [["cuda", "meta", "mps"], False, ["cuda", "mps"], True, [2, 3], [], True]
+
+
+def test_nn_parameters_load_autograd_when_nn_comes_first():
+    code = _STATE + (
+        "import torchplug.nn as nn\nlayer = nn.Linear(3, 2)\n"
+        "layer(torchplug.ones(1, 3)).sum().backward()\n"
+        "print(json.dumps([layer.weight.requires_grad, layer.weight.grad.tolist(), MANAGER.records['autograd'].status]))"
+    )
+    assert _run(code) == [True, [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], "loaded"]

@@ -43,6 +43,15 @@ class _AutogradHooks:
             "TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD (see `python -m torchplug`)."
         )
 
+    def load(self) -> bool:
+        """Load the autograd plugin if it is waiting for its first use; True when it is loaded.  For code that
+        works without autograd but must use it when it is installed (``nn.Parameter``)."""
+        if self.set_requires_grad is None and self.status == "not loaded":
+            from torchplug._base.upcalls import ensure_plugin_loaded
+
+            ensure_plugin_loaded("autograd")
+        return self.set_requires_grad is not None
+
     def require(self, t: Tensor, flag: bool) -> None:
         if self.set_requires_grad is None and flag:
             err = self._missing("requires_grad=True")

@@ -203,14 +203,14 @@ def test_the_entry_point_reader_finds_what_importlib_metadata_finds(monkeypatch)
     import importlib.metadata
     from importlib.machinery import PathFinder
 
-    from torchplug._plugins import manager
+    from torchplug._plugins import discovery
 
     # the installed distributions only (other tests put eggs and finders of their own on the path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p.endswith("site-packages")])
     monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not hasattr(f, "find_distributions")] + [PathFinder])
     points = importlib.metadata.entry_points()
     groups = tuple(sorted(points.groups))
-    read = manager._read_entry_points(groups)
+    read = discovery.read_entry_points(groups)
     assert read is not None  # site-packages holds only .dist-info directories
     expected = [(g, ep.name, ep.value, ep.dist.metadata["Name"], ep.dist.version) for g in groups
                 for ep in points.select(group=g)]
@@ -218,15 +218,15 @@ def test_the_entry_point_reader_finds_what_importlib_metadata_finds(monkeypatch)
 
 
 def test_the_entry_point_reader_defers_to_importlib_metadata_for_eggs_and_zips(tmp_path, monkeypatch):
-    from torchplug._plugins import manager
+    from torchplug._plugins import discovery, manager
 
     (tmp_path / "old-1.0.egg-info").mkdir()
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    assert manager._read_entry_points(manager.ENTRY_POINT_GROUPS) is None
+    assert discovery.read_entry_points(manager.ENTRY_POINT_GROUPS) is None
     zipped = tmp_path / "lib.zip"
     zipped.write_bytes(b"")
     monkeypatch.setattr(sys, "path", [str(zipped)])
-    assert manager._read_entry_points(manager.ENTRY_POINT_GROUPS) is None
+    assert discovery.read_entry_points(manager.ENTRY_POINT_GROUPS) is None
     records = manager.MANAGER.discover()  # the fallback still reads (nothing here)
     assert records == []
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import sys
 import threading
 import traceback
 from collections.abc import Iterable
@@ -24,6 +22,7 @@ import pluggy
 from torchplug._runtime import backends as _backends
 from torchplug._runtime import registration as _registration
 from torchplug._plugins import exposure as _exposure
+from torchplug._plugins.discovery import read_entry_points
 from torchplug._dispatch.dispatcher import DISPATCHER
 from torchplug._dispatch.keys import BACKEND_BAND
 from torchplug._plugins.hookspecs import PROJECT_NAME, TorchplugHookSpecs
@@ -174,102 +173,12 @@ class PluginContext:
 
 def __getattr__(name: str) -> Any:
     # ``importlib.metadata`` (the standard library's; the backport costs ~20 ms more) is imported only when used:
-    # with its email parser it costs ~30 ms, a tenth of a first op, and _read_entry_points usually does without.
+    # with its email parser it costs ~30 ms, a tenth of a first op, and read_entry_points usually does without.
     if name == "importlib_metadata":
         import importlib.metadata
 
         return importlib.metadata
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")  # importlib.metadata's Prepared.normalize
-
-
-def _read_entry_points(groups: tuple[str, ...]) -> list[tuple[str, str, str, str, str]] | None:
-    """``(group, name, value, distribution, version)`` of the entry points of ``groups``, read from the
-    ``*.dist-info`` directories on ``sys.path`` exactly as ``importlib.metadata.entry_points()`` finds them
-    (path order, each directory's listing order, the first distribution of a normalized name shadowing the
-    others), without importing ``importlib.metadata``.  None when something this reader does not handle is
-    there (a zip or egg on the path, an ``.egg-info``, a finder of its own distributions, a malformed file):
-    the caller then asks ``importlib.metadata`` itself."""
-    from importlib.machinery import PathFinder
-
-    if any(getattr(f, "find_distributions", None) is not None and f is not PathFinder for f in sys.meta_path):
-        return None
-    found: list[tuple[str, str, str, str, str]] = []
-    seen: set[str] = set()
-    for entry in sys.path:
-        root = os.fspath(entry) or "."
-        if os.path.basename(root).lower().endswith(".egg"):
-            return None
-        try:
-            children = os.listdir(root)
-        except NotADirectoryError:
-            return None  # a zip file: importlib.metadata reads its listing
-        except OSError:
-            continue
-        by_name: dict[str, list[str]] = {}
-        for child in children:
-            low = child.lower()
-            if low.endswith(".egg-info"):
-                return None
-            if low.endswith(".dist-info"):
-                if not child.endswith(".dist-info"):
-                    return None  # importlib.metadata would read the name from the metadata file
-                by_name.setdefault(_normalize(low.rpartition(".")[0].partition("-")[0]), []).append(child)
-        for normalized, dirs in by_name.items():
-            for child in dirs:
-                if normalized in seen:
-                    continue
-                seen.add(normalized)
-                read = _read_dist_info(os.path.join(root, child), groups)
-                if read is None:
-                    return None
-                found.extend(read)
-    return found
-
-
-def _read_dist_info(path: str, groups: tuple[str, ...]) -> list[tuple[str, str, str, str, str]] | None:
-    """The entry points of ``groups`` one ``.dist-info`` directory declares (parsed as importlib.metadata's
-    ``Sectioned`` does), with the distribution's Name and Version; None for a file this reader cannot vouch for."""
-    try:
-        with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as f:
-            text = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-        return []
-    except UnicodeDecodeError:
-        return []
-    points = []
-    section = None
-    for line in map(str.strip, text.splitlines()):
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line.strip("[]")
-            continue
-        if section not in groups:
-            continue
-        name, eq, value = line.partition("=")
-        if not eq:
-            return None
-        points.append((section, name.strip(), value.strip()))
-    if not points:
-        return []
-    meta: dict[str, str] = {}
-    try:
-        with open(os.path.join(path, "METADATA"), encoding="utf-8") as f:
-            for line in f:
-                if line in ("\n", "\r\n"):
-                    break  # the end of the headers
-                key, colon, value = line.partition(":")
-                if colon and key in ("Name", "Version") and key not in meta:
-                    meta[key] = value.lstrip(" \t").rstrip("\r\n")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if len(meta) != 2:
-        return None
-    return [(group, name, value, meta["Name"], meta["Version"]) for group, name, value in points]
 
 
 def _env_list(name: str) -> set[str]:
@@ -296,7 +205,7 @@ class PluginManager:
 
         One scan of the installed distributions serves both groups, and each distribution's metadata is
         parsed once (``dist.metadata`` re-reads the file on every access)."""
-        read = _read_entry_points(ENTRY_POINT_GROUPS)
+        read = read_entry_points(ENTRY_POINT_GROUPS)
         if read is not None:
             return [PluginRecord(name=name, group=group, value=value, distribution=dist, version=version)
                     for wanted in ENTRY_POINT_GROUPS for group, name, value, dist, version in read if group == wanted]

@@ -3,7 +3,7 @@
 Loading is staged, so that a first op does not pay for every plugin: the backends and any plugin the core
 cannot load on demand come first (:meth:`PluginManager.ensure_ready`, what a device lookup needs); the core-layer
 plugins in :data:`ON_DEMAND` come when their trigger fires (:meth:`PluginManager.ensure_plugin`); and
-:meth:`PluginManager.ensure_loaded` loads everything (introspection, the doctor, ``torchplug.ops``).
+:meth:`PluginManager.ensure_loaded` loads everything (the doctor, ``explain``, kernel introspection).
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ def _wire_layers() -> None:
         record = MANAGER.records.get(name)
         return None if record is None else (record.status, record.reason or "")
 
-    upcalls.register(load=MANAGER.ensure_loaded, status=plugin_status, exposed=resolve)
+    upcalls.register(load=MANAGER.ensure_loaded, status=plugin_status, exposed=resolve,
+                     load_backends=MANAGER.ensure_ready, load_one=MANAGER.ensure_plugin)
     DEVICE_TYPE_LISTENERS.append((install_device_members, uninstall_device_members))
     EXPOSE_LISTENERS.append(after_expose)
 
@@ -129,7 +130,7 @@ def _thread_backends() -> list:
     from torchplug._runtime.backends import registered_backends
     from torchplug._plugins.manager import MANAGER
 
-    MANAGER.ensure_loaded()
+    MANAGER.ensure_ready()
     return [b for b in registered_backends().values() if b.intra_op_threads is not None]
 
 
@@ -168,22 +169,11 @@ def _install_compat_placeholders() -> None:
 _install_compat_placeholders()
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python 3.11 has it
-        return "0+unknown"
-    try:
-        return version("torchplug")
-    except PackageNotFoundError:  # running from a source tree that was not installed
-        return "0+unknown"
-
-
-__version__ = _version()
-
-
 def __getattr__(name: str) -> object:
     # torchplug.autograd, torchplug.nn, torchplug.no_grad, ... come from plugins (loaded lazily).
+    if name == "__version__":  # read from the installed metadata on first use (importlib.metadata costs ~30 ms)
+        value = globals()["__version__"] = version.__version__
+        return value
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib.util

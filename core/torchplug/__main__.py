@@ -85,7 +85,9 @@ def _extension_groups_section() -> list[str]:
     from torchplug._plugins.manager import ENTRY_POINT_GROUPS, importlib_metadata
 
     groups: dict[str, list[str]] = {}
-    for ep in importlib_metadata.entry_points():
+    points = importlib_metadata.entry_points()
+    names = getattr(points, "groups", None)  # the standard library's: iterating all of them is deprecated, select
+    for ep in points if names is None else [ep for group in sorted(names) for ep in points.select(group=group)]:
         if ep.group.startswith("torchplug.") and ep.group not in ENTRY_POINT_GROUPS:
             dist = getattr(getattr(ep, "dist", None), "name", None) or "-"
             groups.setdefault(ep.group, []).append(f"{ep.name} ({dist})")

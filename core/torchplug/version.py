@@ -19,7 +19,14 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
-__version__: str = _installed_version()
+def __getattr__(name: str) -> str:
+    # __version__ is read from the installed metadata on first use: importlib.metadata costs ~30 ms to import
+    if name == "__version__":
+        value = globals()["__version__"] = _installed_version()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 debug: bool = False
 cuda: str | None = None
 hip: str | None = None

@@ -15,13 +15,42 @@ __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
     "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
     "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
-    "storage", "wrap_foreign", "matmul",
+    "storage", "wrap_foreign", "matmul", "lazy_import",
 ]
 
 pending_backend: Any = None
 CPU: Any = None  # torchplug.device('cpu'), set when the backend registers
 KEYSET = 0
 STATS: Any = None  # the cpu allocator's DeviceStats: every fresh buffer is accounted to it
+
+class _LazyImport:
+    """``from <package> import <attr>`` as a module global, run on the global's first attribute access.
+
+    SciPy's ``special`` and ``fft`` take a third of a second to import, more than the rest of a first op, and
+    most programs never call a kernel that needs them.  The first access imports the module and rebinds the
+    global to it, so the kernels then look the real module up directly (no proxy on their path).  The import
+    goes through this module's ``__import__``, so the cuda backend's kernel families (which re-run these
+    modules with ``scipy`` mapped to CuPy's) get their own mapping.
+    """
+
+    __slots__ = ("_namespace", "_name", "_package", "_attr")
+
+    def __init__(self, namespace: dict[str, Any], name: str, package: str, attr: str) -> None:
+        self._namespace, self._name, self._package, self._attr = namespace, name, package, attr
+
+    def __getattr__(self, attr: str) -> Any:
+        module = getattr(__import__(self._package, fromlist=[self._attr]), self._attr)
+        if self._namespace.get(self._name) is self:
+            self._namespace[self._name] = module
+        return getattr(module, attr)
+
+
+def lazy_import(namespace: dict[str, Any], name: str, package: str, attr: str) -> Any:
+    """Bind ``namespace[name]`` to ``from package import attr``, imported on first use (see :class:`_LazyImport`)."""
+    placeholder = _LazyImport(namespace, name, package, attr)
+    namespace[name] = placeholder
+    return placeholder
+
 
 NP_TO_DTYPE = {np.dtype(d.numpy_dtype): d for d in (*D.ALL_DTYPES, *D.FLOAT8_DTYPES)}
 

@@ -14,9 +14,12 @@ math stays on NumPy and SciPy there too (the kernels copy the operands to the ho
 from __future__ import annotations
 
 import numpy as np
-from scipy import special as sp
+
+from ._common import lazy_import
 
 __all__ = ["gamma_grad", "beta_grad"]
+
+sp = lazy_import(globals(), "sp", "scipy", "special")  # scipy.special, imported on first use
 
 
 def _dlog_c(fn, c: np.ndarray) -> np.ndarray:

@@ -4,6 +4,9 @@ Each operator gets a Python function compiled from its schema, so a call costs w
 hand-written wrapper would: CPython binds the arguments natively, each tensor argument
 contributes its key set with one attribute read, cheap ``__class__`` guards check the rest,
 and the kernel is one dict hit away.  Nothing is parsed or built per call.
+
+The compile happens on an entry point's first call (:func:`build_entry` returns a stub with the final
+signature that swaps the compiled code into itself), so ``import torchplug`` compiles none of them.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any
 
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from torchplug._dispatch.schema import NO_DEFAULT, Argument, FunctionSchema, SchemaType
 from torchplug._dispatch.tls import tls
 
-__all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "python_name"]
+__all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "entry_source", "python_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,13 @@ def _no_tensor_given(op: str) -> None:
     raise TypeError(f"{op}(): expected at least one argument to be a Tensor, but all were numbers")
 
 
+def _stub_template():  # the body of every entry point until its first call (see build_entry)
+    return _tp_first_call(_tp_locals())
+
+
+_STUB_CODE = _stub_template.__code__
+
+
 def build_entry(
     entry: OperatorEntry,
     *,
@@ -131,7 +142,95 @@ def build_entry(
     method: bool = False,
     binary_operator: bool = False,
 ) -> Callable[..., Any]:
-    """Compile the entry point for ``entry``.
+    """The entry point for ``entry``: a function with the schema's signature, compiled on its first call.
+
+    Compiling ~1500 entry points up front costs a large part of ``import torchplug``, and a program
+    calls few of them, so this returns a stub with the final signature (names, defaults, keyword-only
+    arguments: ``inspect.signature`` and argument errors are already right) whose body compiles the real
+    entry point (:func:`_compile_entry`) and then *replaces its own code* with it: ``__code__``,
+    ``__defaults__`` and ``__kwdefaults__`` are swapped in place and the globals are the very namespace
+    the real code was compiled in.  Every reference to the stub (``torchplug.add``, ``Tensor.__add__``,
+    ``entry.call``, ``A.add``) therefore calls exactly the code an eager build would have produced; only
+    the first call pays for the compile.  The keyword arguments are those of :func:`_compile_entry`.
+    """
+    schema: FunctionSchema = entry.schema
+    names = [python_name(a.name) for a in schema.arguments]
+    if first_name and names:
+        names[0] = first_name
+    positional: list[str] = []
+    keyword_only: list[str] = []
+    defaults: list[Any] = []
+    kwdefaults: dict[str, Any] = {}
+    for arg, local in zip(schema.arguments, names):
+        if arg.kwarg_only:
+            keyword_only.append(local)
+            if arg.has_default:
+                kwdefaults[local] = _default_value(arg)
+        else:
+            positional.append(local)
+            if arg.has_default:
+                defaults.append(_default_value(arg))
+    if out_entry is not None:
+        keyword_only.append("out")
+        kwdefaults["out"] = None
+    fname = func_name or schema.name
+    if not fname.isidentifier() or keyword.iskeyword(fname):
+        fname = "op"
+    varnames = (*positional, *keyword_only)
+    code = _STUB_CODE.replace(
+        co_argcount=len(positional), co_kwonlyargcount=len(keyword_only), co_nlocals=len(varnames),
+        co_varnames=varnames, co_name=fname, co_qualname=fname, co_filename=f"<torchplug entry {schema.full_name}>",
+    )
+    ns: dict[str, Any] = {"_tp_locals": locals}
+    stub = FunctionType(code, ns, fname, tuple(defaults) or None)
+    stub.__kwdefaults__ = kwdefaults or None
+    options = {"display": display, "first_name": first_name, "out_entry": out_entry, "func_name": func_name,
+               "numbers": numbers, "combination_errors": combination_errors, "method": method,
+               "binary_operator": binary_operator}
+
+    def first_call(arguments: dict[str, Any]) -> Any:
+        materialize(stub, entry, options)
+        return stub(**arguments)  # every parameter is positional-or-keyword or keyword-only
+
+    ns["_tp_first_call"] = first_call
+    stub.__torchplug_materialize__ = lambda: materialize(stub, entry, options)
+    return stub
+
+
+def materialize(stub: Callable[..., Any], entry: OperatorEntry, options: dict[str, Any]) -> None:
+    """Compile ``stub``'s entry point into its namespace and make the stub run it (idempotent)."""
+    if "__torchplug_materialize__" not in stub.__dict__:
+        return  # already compiled (by another thread, or a second reference)
+    real = _compile_entry(entry, stub.__globals__, **options)
+    stub.__code__ = real.__code__
+    stub.__defaults__ = real.__defaults__
+    stub.__kwdefaults__ = real.__kwdefaults__
+    stub.__torchplug_source__ = real.__torchplug_source__  # type: ignore[attr-defined]
+    stub.__dict__.pop("__torchplug_materialize__", None)
+
+
+def entry_source(fn: Callable[..., Any]) -> str:
+    """The generated source of an entry point (compiling it now if it has not run yet)."""
+    compile_now = getattr(fn, "__torchplug_materialize__", None)
+    if compile_now is not None:
+        compile_now()
+    return getattr(fn, "__torchplug_source__", "")
+
+
+def _compile_entry(
+    entry: OperatorEntry,
+    ns: dict[str, Any],
+    *,
+    display: str | None = None,
+    first_name: str | None = None,
+    out_entry: OperatorEntry | None = None,
+    func_name: str | None = None,
+    numbers: Any = None,
+    combination_errors: Any = (),
+    method: bool = False,
+    binary_operator: bool = False,
+) -> Callable[..., Any]:
+    """Compile the entry point for ``entry`` into ``ns`` (the stub's globals) and return the function.
 
     Args:
         display: name used in error messages (defaults to the op's full name).
@@ -151,7 +250,7 @@ def build_entry(
     """
     schema: FunctionSchema = entry.schema
     display = display or schema.full_name
-    ns: dict[str, Any] = {
+    ns.update({
         "_tls": tls,
         "_get": entry.cache.get,
         "_miss": lambda ks, _e=entry: DISPATCHER.lookup(_e, ks),
@@ -163,7 +262,7 @@ def build_entry(
         "_combination": _invalid_combination,
         "_NO_DEFAULT": NO_DEFAULT,
         **GUARD_GLOBALS,
-    }
+    })
     params: list[str] = []
     body: list[str] = []
     call_args: list[str] = []

@@ -133,6 +133,9 @@ class Dispatcher:
         self.on_define: list[Callable[[OperatorEntry], None]] = []
         self.on_undefine: list[Callable[[OperatorEntry], None]] = []
         self.missing_kernel_context: Callable[[], str] = lambda: ""
+        # backend key bit -> a callable that registers that backend's kernels, for backends whose kernels load
+        # when a dispatch first reaches them (set by the plugin layer).  Checked on the cache-miss path only.
+        self.pending_kernels: dict[int, Callable[[], None]] = {}
 
     # -- definitions ----------------------------------------------------------------------------
     def define(
@@ -284,6 +287,11 @@ class Dispatcher:
 
         Returns the chosen key, its registration, the keyset at that key and a trace of the
         keys skipped (for ``explain``)."""
+        if self.pending_kernels:
+            for bit in [b for b in self.pending_kernels if keyset & b]:
+                load = self.pending_kernels.pop(bit, None)
+                if load is not None:
+                    load()  # registers the backend's kernels (clearing the caches they change)
         trace: list[str] = []
         remaining = keyset
         while remaining > 0:

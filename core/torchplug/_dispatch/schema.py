@@ -266,29 +266,32 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|-inf(?![A-Za-z0-9_])")
 _OPS = ("->", "::", "(", ")", "[", "]", ",", "*", "?", "!", "|", "=", ".")
 
 
+# One pattern for every token, tried in this order at each position (identifiers before numbers, so that
+# '-inf' is a number only where no identifier starts): one regex match per token instead of a Python loop
+# over candidates, which made tokenizing most of the cost of parsing the ~900 schemas defined at start-up.
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    rf"|(?P<ident>{_IDENT.pattern})"
+    rf"|(?P<number>{_NUMBER.pattern})"
+    r"""|(?P<string>"(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')"""
+    r"|(?P<op>->|::|[()\[\],*?!|=.])"
+)
+
+
 def _tokenize(text: str) -> list[_Token]:
-    tokens, i = [], 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        if m := _IDENT.match(text, i) or _NUMBER.match(text, i):
-            kind = "ident" if m.re is _IDENT else "number"
-            end = m.end()
-        elif text[i] in "\"'":
-            kind, end = "string", i + 1
-            while end < len(text) and text[end] != text[i]:
-                end += 2 if text[end] == "\\" else 1  # skip the escaped char
-            if end >= len(text):
+    tokens, i, n = [], 0, len(text)
+    match = _TOKEN.match
+    while i < n:
+        m = match(text, i)
+        if m is None:
+            if text[i] in "\"'":
                 raise SchemaError("unterminated string literal", text, i)
-            end += 1
-        elif op := next((o for o in _OPS if text.startswith(o, i)), None):
-            kind, end = "op", i + len(op)
-        else:
             raise SchemaError(f"unexpected character {text[i]!r}", text, i)
-        tokens.append(_Token(kind, text[i:end], i))
+        kind, end = m.lastgroup, m.end()
+        if kind != "space":
+            tokens.append(_Token(kind, text[i:end], i))  # type: ignore[arg-type]
         i = end
-    tokens.append(_Token("eof", "", len(text)))
+    tokens.append(_Token("eof", "", n))
     return tokens
 
 
@@ -297,6 +300,166 @@ def _describe(tok: _Token) -> str:
 
 
 _KEYWORD_DEFAULTS = {"True": True, "False": False, "None": None, "inf": math.inf}
+
+
+# -- fast path -----------------------------------------------------------------------------------
+# Almost every schema is written in the canonical spelling ``str(FunctionSchema)`` produces (one space after
+# a comma and around '->', none around '='), with single-letter alias annotations and no string defaults.
+# ``_fast_schema`` reads such a schema with a few regular expressions, making the same checks as the parser,
+# and returns None for anything else (other spacing, strings, multi-letter alias sets, anything invalid) so
+# that the parser proper reads it and reports errors.  The ~900 aten schemas are parsed at start-up, where
+# the recursive-descent parser cost a third of ``import torchplug``.  Both paths give equal schemas
+# (``core/tests/test_schema.py`` compares them on every schema of the table).
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_HEAD = re.compile(rf"(?:({_NAME})::)?({_NAME})(?:\.({_NAME}))?\(")
+_TYPE = (r"(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<alias>[a-z])(?P<write>!)?(?P<star> -> \*)?\))?(?P<opt>\?)?"
+         r"(?:\[(?P<size>[0-9]*)\](?P<lopt>\?)?)?")
+_ARG = re.compile(rf"{_TYPE} (?P<name>{_NAME})(?:=(?P<default>[^\[\]]+|\[[^\[\]]*\]))?")
+_RET = re.compile(rf"{_TYPE}(?: (?P<name>{_NAME}))?")
+_FAST_LITERAL = re.compile(rf"{_NUMBER.pattern}|{_NAME}")
+
+
+_CLOSING = {")": "(", "]": "["}
+
+
+def _split_top(text: str) -> list[str] | None:
+    """``text`` split at the commas outside brackets (each followed by one space), or None (unbalanced)."""
+    if "[" not in text:  # commas sit only between items (alias parentheses hold none): no scan needed
+        parts = text.split(", ")
+        return parts if text.count(",") == len(parts) - 1 and text.count("(") == text.count(")") else None
+    parts, open_, start = [], [], 0
+    for i, c in enumerate(text):
+        if c in "([":
+            open_.append(c)
+        elif c in ")]":
+            if not open_ or open_.pop() != _CLOSING[c]:
+                return None
+        elif c == "," and not open_:
+            if text[i + 1:i + 2] != " ":
+                return None
+            parts.append(text[start:i])
+            start = i + 2
+    if open_:
+        return None
+    parts.append(text[start:])
+    return parts
+
+
+def _fast_type(m: re.Match[str]) -> tuple[SchemaType, AliasInfo | None] | None:
+    base, letter = m["base"], m["alias"]
+    if base not in BASE_TYPES or (letter is not None and base != "Tensor"):
+        return None
+    alias = None if letter is None else AliasInfo((letter,), m["write"] is not None, ("*",) if m["star"] else None)
+    optional = m["opt"] is not None
+    size = m["size"]
+    if size is None:
+        return SchemaType(base, optional=optional), alias
+    if size and int(size) == 0:
+        return None
+    return SchemaType(base, m["lopt"] is not None, True, int(size) if size else None, optional), alias
+
+
+def _fast_literal(text: str) -> object:
+    if _FAST_LITERAL.fullmatch(text) is None:
+        return NO_DEFAULT  # (never a literal's value): not for the fast path
+    if text[0] in "-0123456789":
+        return float(text) if any(c in text for c in ".eEn") else int(text)
+    return _KEYWORD_DEFAULTS[text] if text in _KEYWORD_DEFAULTS else Identifier(text)
+
+
+# Argument and return spellings recur across schemas ("Tensor self", "Scalar alpha=1"): each is read once.
+# Their objects are immutable, so schemas share them; False marks a spelling the fast path leaves alone.
+_ARGUMENTS: dict[tuple[str, bool], Argument | bool] = {}
+_RETURNS: dict[str, Return | bool] = {}
+
+
+def _fast_argument(piece: str, kwarg_only: bool) -> Argument | bool:
+    m = _ARG.fullmatch(piece)
+    typed = None if m is None else _fast_type(m)
+    if typed is None:
+        return False
+    type_, alias = typed
+    default: object = NO_DEFAULT
+    raw = m["default"]  # type: ignore[index]
+    if raw is not None:
+        if raw.startswith("["):
+            if not type_.is_list:
+                return False
+            items = _split_top(raw[1:-1]) if raw != "[]" else []
+            if items is None:
+                return False
+            values = tuple(_fast_literal(item) for item in items)
+            if NO_DEFAULT in values:
+                return False
+            default = values
+        else:
+            default = _fast_literal(raw)
+            if default is NO_DEFAULT:
+                return False
+    return Argument(m["name"], type_, default, kwarg_only, alias)  # type: ignore[index]
+
+
+def _fast_schema(text: str) -> FunctionSchema | None:
+    """The schema, if ``text`` is spelled canonically and valid (see above); None to let the parser decide."""
+    head = _HEAD.match(text)
+    if head is None or not text.isascii() or '"' in text or "'" in text:
+        return None
+    namespace, name, overload = head[1] or "", head[2], head[3] or ""
+    close = text.find(") -> ", head.end())  # (none inside the arguments: an alias is written "(a -> *)")
+    if close < 0:
+        return None
+    inner = text[head.end():close]
+    pieces = _split_top(inner) if inner else []
+    if pieces is None:
+        return None
+    args: list[Argument] = []
+    names: set[str] = set()
+    writers: set[str] = set()
+    kwarg_only = saw_default = False
+    for piece in pieces:
+        if piece == "*":
+            if kwarg_only:
+                return None
+            kwarg_only = True
+            continue
+        key = (piece, kwarg_only)
+        arg = _ARGUMENTS.get(key)
+        if arg is None:
+            arg = _ARGUMENTS[key] = _fast_argument(piece, kwarg_only)
+        if arg is False:
+            return None
+        alias = arg.alias
+        if arg.name in names or (not kwarg_only and saw_default and not arg.has_default):
+            return None
+        names.add(arg.name)
+        saw_default |= arg.has_default
+        if arg.is_write:
+            if alias.before[0] in writers:  # type: ignore[union-attr]
+                return None
+            writers.add(alias.before[0])  # type: ignore[union-attr]
+        args.append(arg)
+    if pieces and pieces[-1] == "*":
+        return None
+    ret_text = text[close + 5:]
+    if ret_text.startswith("("):
+        if not ret_text.endswith(")"):
+            return None
+        ret_pieces = _split_top(ret_text[1:-1]) if ret_text != "()" else []
+    else:
+        ret_pieces = [ret_text]
+    if ret_pieces is None:
+        return None
+    returns: list[Return] = []
+    for piece in ret_pieces:
+        ret = _RETURNS.get(piece)
+        if ret is None:
+            m = _RET.fullmatch(piece)
+            typed = None if m is None else _fast_type(m)
+            ret = _RETURNS[piece] = False if typed is None else Return(m["name"], typed[0], typed[1])  # type: ignore[index]
+        if ret is False:
+            return None
+        returns.append(ret)
+    return FunctionSchema(namespace, name, overload, tuple(args), tuple(returns))
 
 
 # -- recursive-descent parser ------------------------------------------------------------------
@@ -495,7 +658,7 @@ def parse_schema(text: str, *, namespace: str | None = None) -> FunctionSchema:
     ``namespace`` fills in a missing namespace; a schema naming a different one is an error.
     Raises :class:`SchemaError` pointing at the offending column.
     """
-    schema = _Parser(text).schema()
+    schema = _fast_schema(text) or _Parser(text).schema()
     if namespace:
         if not schema.namespace:
             return schema.with_namespace(namespace)

@@ -59,10 +59,16 @@ class OpOverload:
         return kernel(*args)
 
     def has_kernel_for_dispatch_key(self, key: str) -> bool:
+        from torchplug._base.upcalls import ensure_plugins_loaded
+
+        ensure_plugins_loaded()  # the autograd, autocast and batching kernels come from plugins loaded on demand
         return bool(self._entry.kernels.get(K.lookup_key(key).name))
 
     def kernels(self) -> dict[str, list[str]]:
         """Registered kernels per key, newest first, each as 'module:qualname [registered by ...]'."""
+        from torchplug._base.upcalls import ensure_plugins_loaded
+
+        ensure_plugins_loaded()  # as above: every plugin's kernels
         return {k: [r.describe() for r in regs] for k, regs in self._entry.kernels.items() if regs}
 
     @property
@@ -157,9 +163,10 @@ class _OpNamespace:
         return OpOverloadPacket(self._name, op)
 
     def _ops(self) -> dict[str, Any]:
-        from torchplug._base.upcalls import ensure_plugins_loaded
+        from torchplug._base.upcalls import ensure_backends_loaded
 
-        ensure_plugins_loaded()  # a plugin may define this namespace
+        # a plugin may define this namespace; those loaded on demand define no operators, only kernels
+        ensure_backends_loaded()
         return _INDEX.get(self._name, {})
 
     def _op_names(self) -> set[str]:
@@ -195,9 +202,9 @@ ops = _Ops()
 
 def list_ops(namespace: str | None = None) -> list[str]:
     """Full names of every defined operator overload, optionally within one namespace."""
-    from torchplug._base.upcalls import ensure_plugins_loaded
+    from torchplug._base.upcalls import ensure_backends_loaded
 
-    ensure_plugins_loaded()
+    ensure_backends_loaded()  # the plugins that define operators (those loaded on demand define none)
     names = sorted(DISPATCHER.ops)
     if namespace is not None:
         names = [n for n in names if n.startswith(namespace + "::")]

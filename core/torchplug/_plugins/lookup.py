@@ -24,14 +24,24 @@ __all__ = ["resolve", "install_finder", "attach_legacy_names", "after_expose"]
 
 
 def resolve(name: str) -> Any:
-    """The object behind ``torchplug.<name>``, loading plugins first; AttributeError explains a gap."""
-    MANAGER.ensure_loaded()
+    """The object behind ``torchplug.<name>``, loading plugins first; AttributeError explains a gap.
+
+    Loads no more than the name needs: the backends (a device module), else the core-layer plugin that
+    provides the name (``PROVIDERS``), else every plugin (any of them may expose it)."""
+    MANAGER.ensure_ready()
     found = EXPOSED.get(name)
+    if found is None and name in PROVIDERS:
+        MANAGER.ensure_plugin(PROVIDERS[name])
+        found = EXPOSED.get(name)
     if found is not None:
         return found[0]
     known = WELL_KNOWN_DEVICE_TYPES.get(name)
     if known is not None and known.module:
         return _device_module(name)
+    MANAGER.ensure_loaded()
+    found = EXPOSED.get(name)
+    if found is not None:
+        return found[0]
     plugin = PROVIDERS.get(name)
     if plugin is None:
         from torchplug._compat.missing import missing_attribute

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from torchplug._base.upcalls import ensure_plugins_loaded
+from torchplug._base.upcalls import ensure_backends_loaded
 from torchplug._runtime.backends import WELL_KNOWN_DEVICE_TYPES, missing_backend_message, registered_backends
 
 __all__ = ["ENV_VAR", "set_accelerator_priority", "get_accelerator_priority", "accelerators", "current_accelerator_choice",
@@ -20,7 +20,7 @@ _user_priority: list[str] | None = None
 
 
 def _registered() -> dict[str, Any]:
-    ensure_plugins_loaded()  # imports and registers plugins; initialises no device
+    ensure_backends_loaded()  # imports and registers the backends; initialises no device
     return registered_backends()
 
 

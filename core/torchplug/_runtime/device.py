@@ -135,9 +135,9 @@ def _host_device() -> device:
             return device(b.device_type)
     if backends:
         return device(next(iter(backends)))
-    from torchplug._base.upcalls import ensure_plugins_loaded
+    from torchplug._base.upcalls import ensure_backends_loaded
 
-    ensure_plugins_loaded()
+    ensure_backends_loaded()
     for b in registered_backends().values():
         if b.is_host:
             return device(b.device_type)

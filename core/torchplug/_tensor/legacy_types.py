@@ -101,9 +101,9 @@ def _construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     if set(kwargs) - {"device"}:
         raise _invalid_combination(args, kwargs)
     if cls._device_type not in registered_backends():
-        from torchplug._base.upcalls import ensure_plugins_loaded
+        from torchplug._base.upcalls import ensure_backends_loaded
 
-        ensure_plugins_loaded()
+        ensure_backends_loaded()
         if cls._device_type not in registered_backends():
             from torchplug._runtime.backends import missing_backend_message
 

@@ -29,9 +29,9 @@ class _AutogradHooks:
 
     def _missing(self, what: str) -> RuntimeError:
         if self.status == "not loaded":
-            from torchplug._base.upcalls import ensure_plugins_loaded, plugin_status
+            from torchplug._base.upcalls import ensure_plugin_loaded, plugin_status
 
-            ensure_plugins_loaded()
+            ensure_plugin_loaded("autograd")  # it loads on the first use of autograd
             if self.set_requires_grad is not None:
                 return None  # type: ignore[return-value]
             found = plugin_status("autograd")
@@ -42,6 +42,15 @@ class _AutogradHooks:
             "with torchplug as the 'autograd' plugin: remove it from TORCHPLUG_BLOCK_PLUGINS and unset "
             "TORCHPLUG_DISABLE_PLUGIN_AUTOLOAD (see `python -m torchplug`)."
         )
+
+    def load(self) -> bool:
+        """Load the autograd plugin if it is waiting for its first use; True when it is loaded.  For code that
+        works without autograd but must use it when it is installed (``nn.Parameter``)."""
+        if self.set_requires_grad is None and self.status == "not loaded":
+            from torchplug._base.upcalls import ensure_plugin_loaded
+
+            ensure_plugin_loaded("autograd")
+        return self.set_requires_grad is not None
 
     def require(self, t: Tensor, flag: bool) -> None:
         if self.set_requires_grad is None and flag:

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import fft as sp_fft
 
 from torchplug._ops.fft_support import c2c_order, c2r_order, check_c2r_size, check_input, r2c_order
 from torchplug._tensor.tensor import make_tensor
@@ -22,6 +21,8 @@ from torchplug_cpu._blas_policy import user_threads
 
 from .. import _common as C
 from .._common import Tensor
+
+sp_fft = C.lazy_import(globals(), "sp_fft", "scipy", "fft")  # imported on the first transform
 
 TABLE = KernelTable("CPU")
 
@@ -33,11 +34,9 @@ _INVERSE_NORM = ("forward", "ortho", "backward")
 # SciPy's transforms run on torchplug.get_num_threads() threads (as PyTorch's use its intra-op pool) from
 # this many elements on; below it a thread's start costs more than it saves.  CuPy's take no workers=.
 _THREADED_FROM = 1 << 16
-_HOST = sp_fft.__name__ == "scipy.fft"
-
-
 def _workers(x: np.ndarray) -> dict[str, int]:
-    return {"workers": user_threads()} if _HOST and x.size >= _THREADED_FROM else {}
+    # SciPy's (the host's) transforms take workers=; the cuda backend's family maps scipy.fft to CuPy's
+    return {"workers": user_threads()} if x.size >= _THREADED_FROM and sp_fft.__name__ == "scipy.fft" else {}
 
 
 def _strides(t: Tensor) -> list[int]:

@@ -10,7 +10,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
@@ -18,6 +17,8 @@ from torchplug.library import KernelTable
 from .. import _common as C
 from .._common import COMPLEX, FLOATING, HALF, INTEGRAL, Tensor, loud, not_implemented, quiet, wrap
 from .pointwise import _result, _sign
+
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
 
 TABLE = KernelTable("CPU")
 
@@ -64,9 +65,9 @@ def _lgamma(x: np.ndarray) -> np.ndarray:
 
 # op -> (function, error for complex inputs or None when complex is supported)
 _FLOAT_UNARY: dict[str, tuple[Any, Any]] = {
-    "erf": (special.erf, _nie("erf_vml_cpu")),
-    "erfc": (special.erfc, _nie("erfc_vml_cpu")),
-    "erfinv": (special.erfinv, _nie("erfinv_vml_cpu")),
+    "erf": (lambda x: special.erf(x), _nie("erf_vml_cpu")),  # (special is imported on first use)
+    "erfc": (lambda x: special.erfc(x), _nie("erfc_vml_cpu")),
+    "erfinv": (lambda x: special.erfinv(x), _nie("erfinv_vml_cpu")),
     "lgamma": (_lgamma, _nie("lgamma_vml_cpu")),
     "digamma": (_digamma, _nie("digamma")),
     "deg2rad": (_scaled(math.pi / 180), _complex_msg("deg2rad is not supported for complex tensors.")),

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
@@ -18,6 +17,8 @@ from torchplug.library import KernelTable
 from .. import _common as C
 from .._common import FLOATING, INTEGRAL, Tensor, not_implemented
 from .pointwise import _apply, _operands, _result
+
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
 
 TABLE = KernelTable("CPU")
 
@@ -38,11 +39,11 @@ def nextafter(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _gammainc(lower: bool) -> Any:
-    fn = special.gammainc if lower else special.gammaincc
+    name = "gammainc" if lower else "gammaincc"
 
     def kernel(self: Tensor, other: Tensor) -> Tensor:
         dt = _checked_dtype(self, other, "igamma_cpu" if lower else "igammac_cpu", FLOATING)
-        return _result(dt, fn, self, other)
+        return _result(dt, getattr(special, name), self, other)  # (scipy.special is imported on first use)
 
     kernel.__name__ = "igamma" if lower else "igammac"
     return kernel

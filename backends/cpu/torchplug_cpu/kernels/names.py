@@ -8,14 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
+from .. import _common as C
 from .._common import COMPLEX, FLOATING, HALF, Tensor, not_implemented, wrap
 from .math import _digamma, _float_dtype
 from .pointwise import _result
+
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
 
 TABLE = KernelTable("CPU")
 

@@ -19,10 +19,14 @@ from .. import _common as C
 from .._common import HALF, Tensor
 from .core import fresh
 
-try:  # scipy's erf is vectorized; math.erf is the exact fallback
-    from scipy.special import erf as _erf
-except ImportError:  # pragma: no cover - scipy is optional
-    _erf = np.vectorize(math.erf, otypes=[np.float64])
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    try:  # scipy's erf is vectorized; math.erf is the exact fallback
+        return special.erf(x)
+    except ImportError:  # pragma: no cover - scipy is optional
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 TABLE = KernelTable("CPU")
 

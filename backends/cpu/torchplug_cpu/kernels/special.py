@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from torchplug._schemas.special import POLYNOMIALS
 from torchplug._ops.special_support import float_result
@@ -22,6 +21,8 @@ from torchplug.library import KernelTable
 from .. import _common as C
 from .._common import Tensor
 from .pointwise import _result
+
+special = C.lazy_import(globals(), "special", "scipy", "special")  # imported on first use
 
 TABLE = KernelTable("CPU")
 

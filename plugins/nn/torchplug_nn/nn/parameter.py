@@ -30,7 +30,7 @@ def _share(cls: type, data: Tensor) -> Any:
 
 
 def _set_requires_grad(t: Tensor, flag: bool) -> None:
-    if autograd_hooks.set_requires_grad is not None:
+    if autograd_hooks.set_requires_grad is not None or (flag and autograd_hooks.load()):  # (loaded on first use)
         autograd_hooks.set_requires_grad(t, flag)
     else:
         # Without the autograd plugin the flag is still recorded (as PyTorch reports it), but no

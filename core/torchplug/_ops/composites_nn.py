@@ -426,7 +426,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     opmath = _OPMATH.get(dt.name, dt)
     x = _converted(input, opmath)
     dims = [input.dim() - i - 1 for i in range(len(normalized_shape))]
-    r = A.rsqrt(A.add(A.mean(A["pow.Tensor_Tensor"](x, 2), dims, True), eps_val))  # ATen: pow(x, 2).mean(...)
+    r = A.rsqrt(A["add.Scalar"](A.mean(A["pow.Tensor_Tensor"](x, 2), dims, True), eps_val))  # ATen: pow(x, 2).mean(...)
     result = _converted(A.mul(x, r), dt)
     if weight is not None:
         result = A.mul(result, weight)
@@ -604,7 +604,7 @@ def _ce_prob_target(self, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = A.add(A.mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+        target = A["add.Scalar"](A["mul.Scalar"](target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = A.mul(logp, target)
     if weight is not None:
         w = weight
@@ -616,8 +616,8 @@ def _ce_prob_target(self, target, weight, reduction, label_smoothing, class_dim)
     if reduction == 1:
         total = A.neg(A.sum(prod))
         if logp.numel() == 0:
-            return A.mul(total, math.nan)
-        return A.div(total, logp.numel() // n_classes)
+            return A["mul.Scalar"](total, math.nan)
+        return A["div.Scalar"](total, logp.numel() // n_classes)
     if reduction == 2:
         return A.neg(A.sum(prod))
     return A.neg(A.sum(prod, [class_dim]))
@@ -645,7 +645,7 @@ def _ce_label_smoothing(logp, target, weight, reduction, ignore_index, label_smo
         ret = A.sum(smooth)
     else:
         ret = smooth
-    return A.add(A.mul(nll, 1 - label_smoothing), A.mul(ret, label_smoothing / n_classes))
+    return A.add(A["mul.Scalar"](nll, 1 - label_smoothing), A["mul.Scalar"](ret, label_smoothing / n_classes))
 
 
 def _floating_loss(kernel: str, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -923,7 +923,7 @@ def S_broadcast(a: list[int], b: list[int]) -> list[int]:
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     out_dim = max(x1.dim(), x2.dim())
     inner = out_dim - 1
-    return A.linalg_vector_norm(A.add(A.sub(x1, x2), eps), p, [inner], keepdim)  # ATen: at::norm(x1 - x2 + eps, p, ...)
+    return A["norm.ScalarOpt_dim"](A["add.Scalar"](A.sub(x1, x2), eps), p, [inner], keepdim)  # ATen: at::norm(x1 - x2 + eps, p, ...)
 
 
 # op name -> (key, kernel): registered by the core at import, attributed to "torchplug core".

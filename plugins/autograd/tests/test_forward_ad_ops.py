@@ -91,6 +91,11 @@ CASES.update({
     "dropout_eval_and_p0": (lambda T, a: T.nn.functional.dropout(a, 0.0, training=True) + T.nn.functional.dropout(a, 0.5, training=False),
                             [np.linspace(-1, 1, 6)], None),
     "diagonal_copy": (lambda T, a: T.diagonal_copy(a, 1), [np.linspace(-1, 1, 12).reshape(3, 4)], None),
+    # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
+    "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
+                                          T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),
+                                          T.special.ndtr(a)),
+                         [np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(1.5, -0.5, 12).reshape(3, 4)], None),
 })
 
 

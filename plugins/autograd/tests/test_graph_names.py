@@ -129,6 +129,15 @@ GRAPH_CASES = {
     "matrix_power_5": (lambda T, x: T.matrix_power(x[:4, :4], 5), (X,)),
     "multi_dot_chain": (lambda T, x, y: T.linalg.multi_dot([x[:, :2], y[:2], x.t(), y[:, :1]]), (X, Y)),
     "multi_dot_vectors": (lambda T, x, y: T.linalg.multi_dot([x[0, :4], y[:4], x.t(), y[0, :4]]), (X, Y)),
+    # ATen's C++ calls the Scalar overloads: AddBackward1 / MulBackward1 / DivBackward1 / NormBackward1, one edge
+    "rms_norm_weight": (lambda T, x, w: _F(T).rms_norm(x, [5], w, eps=1e-3), (X, W)),
+    "cross_entropy_label_smoothing": (lambda T, x: _F(T).cross_entropy(x, T.tensor([0, 1, 4, 2]), label_smoothing=0.2),
+                                      (X,)),
+    "cross_entropy_probabilities": (lambda T, x, p: _F(T).cross_entropy(x, p, label_smoothing=0.1), (X, P),
+                                    (True, False)),
+    "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0), (X, Y)),
+    "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
+    "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
 }
 
 
@@ -163,6 +172,7 @@ OPINFO_OPS = (
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
 )
 
 
@@ -248,6 +258,13 @@ LOSS_CASES = {
     "split_one_piece_used": (lambda T, x: x.split([1, 3], 0)[1] * 2, (X,)),
     "chunk_uneven": (lambda T, x: x.chunk(3, 1)[2].exp(), (X,)),
     "unbind_rows": (lambda T, x: x.unbind(0)[0] * 2 + x.unbind(0)[3], (X,)),
+    "rms_norm": (lambda T, x, w: _F(T).rms_norm(x, [5], w), (X, W)),
+    "cross_entropy_label_smoothing": (lambda T, x: _F(T).cross_entropy(x, T.tensor([0, 1, 4, 2]), label_smoothing=0.3),
+                                      (X,)),
+    "cross_entropy_probabilities": (lambda T, x, p: _F(T).cross_entropy(x, p / p.sum(1, keepdim=True),
+                                                                        label_smoothing=0.2), (X, P)),
+    "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0, keepdim=True), (X, Y)),
+    "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),
 }

@@ -783,27 +783,39 @@ def _pad_circular(self, pad):
             "Invalid padding size, expected 1 or 2 non-padded dimensions, which would be equivalent to padding of "
             f"length {(ndim - 1) * 2} or {(ndim - 2) * 2} respectively but got {len(pad)}"
         )
-    out = self
+    out_shape = shape[:nonpadded]
     for i in range(padded):
         lo, hi = pad[2 * (padded - i - 1)], pad[2 * (padded - i - 1) + 1]
-        d = nonpadded + i
-        size = shape[d]
+        size = shape[nonpadded + i]
         if lo > size or hi > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        # negative pads crop first; positive pads then wrap around the cropped tensor (PyTorch's semantics)
-        start, stop = max(-lo, 0), size - max(-hi, 0)
-        core = A.narrow(out, d, start, max(stop - start, 0))
-        n = max(stop - start, 0)
-        pieces = []
+        if max(lo, hi) > size - max(-lo, 0) - max(-hi, 0):
+            # a wrap wider than what the negative pad on the other side leaves: ATen copies overlapping
+            # regions there and returns uninitialized memory; refused instead
+            raise RuntimeError("Padding value causes wrapping around more than once (after the negative padding "
+                               f"of dimension {nonpadded + i} crops it to {size - max(-lo, 0) - max(-hi, 0)}).")
+        out_shape.append(size + lo + hi)
+    # ATen's _pad_circular, copy for copy (so autograd records its CopySlices graph): the input (cropped by
+    # negative pads) into the middle of an empty output, then each dim's wrapped borders copied from the output
+    # itself, last dim first (corners are written again by the later dims)
+    out = self.new_empty(out_shape)  # the method: under vmap a batched self gives a batched output
+    out_slice, in_slice = out, self
+    for i in range(padded):
+        d = padded - i + nonpadded - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        out_slice = A.slice(out_slice, d, max(lo, 0), out_shape[d] - max(hi, 0))
+        in_slice = A.slice(in_slice, d, max(-lo, 0), shape[d] - max(-hi, 0))
+    A.copy_(out_slice, in_slice)
+    for i in range(padded):
+        d = padded - i + nonpadded - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
         if lo > 0:
-            pieces.append(A.narrow(core, d, n - lo, lo))
-        pieces.append(core)
+            A.copy_(A.slice(out, d, 0, lo), A.slice(out, d, out_shape[d] - lo - max(hi, 0), out_shape[d] - max(hi, 0)))
         if hi > 0:
-            pieces.append(A.narrow(core, d, 0, hi))
-        out = pieces[0] if len(pieces) == 1 else A.cat(pieces, d)
-    return out if out is not self else A.clone(self)
+            A.copy_(A.slice(out, d, out_shape[d] - hi, out_shape[d]), A.slice(out, d, max(lo, 0), max(lo, 0) + hi))
+    return out
 
 
 _PAD_FNS = {"reflect": "reflection", "replicate": "replication"}

@@ -113,6 +113,9 @@ GRAPH_CASES = {
     "rpow": (lambda T, x: 2 ** x, (X,)),
     "not_implemented_scalar": (lambda T, x: T.floor_divide(x, 2), (X,)),
     "not_implemented_tensors": (lambda T, x, y: T.floor_divide(x, y), (X, Y)),
+    # the fallback node has edges for the inputs that require grad only (an int or constant tensor has none)
+    "not_implemented_int_tensor": (lambda T, x: T.floor_divide(x, T.tensor([1, 2, 3, 4, 5])), (X,)),
+    "not_implemented_constant_first": (lambda T, y, x: T.heaviside(y, x), (Y, X), (False, True)),
     "clamp_min_scalar": (lambda T, x: x.clamp_min(0.1), (X,)),
     "clamp_max_tensor": (lambda T, x, y: T.clamp_max(x, y), (X, Y)),
     "clamp_min_inplace": (lambda T, x: (x * 1).clamp_min_(0.1), (X,)),
@@ -137,6 +140,18 @@ GRAPH_CASES = {
                                     (True, False)),
     "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0), (X, Y)),
     "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
+    # ATen writes in place where the result is fresh: squeeze_ (SqueezeBackward4) after matmul's 1-d @ 2-d mm
+    "matmul_vector_matrix": (lambda T, v, y: T.matmul(v[:4], y), (W, Y)),
+    **{f"inplace_view_{k}": (lambda T, x, f=f: f(x * 1), (X,)) for k, f in {
+        "squeeze_": lambda x: x[None].squeeze_(), "squeeze_dim": lambda x: x[None].squeeze_(0),
+        "squeeze_dims": lambda x: x[None].squeeze_((0,)), "unsqueeze_": lambda x: x.unsqueeze_(1),
+        "t_": lambda x: x.t_(), "transpose_": lambda x: x.transpose_(0, 1), "swapdims_": lambda x: x.swapdims_(1, 0),
+        "swapaxes_": lambda x: x.swapaxes_(0, 1)}.items()},
+    "unsafe_chunk": (lambda T, x: x.unsafe_chunk(2, 1)[1], (X,)),
+    "unsafe_split_written_in_place": (lambda T, x: (x * 1).unsafe_split(2, 0)[0].mul_(2), (X,)),
+    # ATen's _pad_circular: copies into slices of an empty output (CopySlices), borders copied from the output
+    "pad_circular_2d": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (1, 2, 2, 1), mode="circular"), (X,)),
+    "pad_circular_negative": (lambda T, x: _F(T).pad(x.view(1, 4, 5), (-1, 2), mode="circular"), (X,)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
 }
 
@@ -173,6 +188,7 @@ OPINFO_OPS = (
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
+    "matmul", "nn.functional.pad", "floor_divide",
 )
 
 
@@ -265,6 +281,12 @@ LOSS_CASES = {
                                                                         label_smoothing=0.2), (X, P)),
     "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0, keepdim=True), (X, Y)),
     "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
+    "matmul_vector_matrix": (lambda T, v, y: T.matmul(v[:4], y).exp(), (W, Y)),
+    "inplace_views": (lambda T, x: (x * 1).t_().unsqueeze_(0).transpose_(0, 2).squeeze_(1).exp(), (X,)),
+    # the pieces written in place keep their own version counters: the saved sigmoid results stay valid
+    "unsafe_chunk_pieces_written_in_place": (
+        lambda T, x, y: (lambda a, b: a.add_(b).sigmoid_() * b.sigmoid_())(*(x * y).unsafe_chunk(2, 0)), (X, Y)),
+    "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),
 }
@@ -388,17 +410,34 @@ def test_unused_outputs_of_fused_nodes_get_zeros_on_the_outputs_device(use: str)
     assert x.grad.device.type == "meta" and tuple(x.grad.shape) == X.shape
 
 
-@pytest.mark.parametrize("config", [{}, {"nonlinearity": "relu"}, {"bias": False}, {"num_layers": 2},
-                                    {"bidirectional": True}, {"num_layers": 2, "bidirectional": True}])
+def test_unsafe_chunk_pieces_have_their_own_version_counters_like_torch() -> None:
+    versions = []
+    for T in (torch, tp):
+        x = T.tensor(X, requires_grad=True) * 1
+        a, b = x.unsafe_chunk(2, 0)
+        a.add_(1)
+        versions.append((a._version, b._version, x._version, a._is_view(),
+                         a.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()))
+    assert versions[1] == versions[0] == (1, 0, 0, False, True)
+
+
+_RNN_CONFIGS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("RNN", {"bias": False}), ("RNN", {"num_layers": 2}),
+                ("RNN", {"bidirectional": True}), ("RNN", {"num_layers": 2, "bidirectional": True}),
+                ("RNN", {"batch_first": True}), ("GRU", {}), ("GRU", {"bias": False}),
+                ("GRU", {"num_layers": 2, "bidirectional": True}), ("GRU", {"batch_first": True})]
+
+
+@pytest.mark.parametrize("mode, config", _RNN_CONFIGS, ids=[f"{m}-{c}" for m, c in _RNN_CONFIGS])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_rnn_graph_and_gradients_match_torch(config: dict[str, Any], unbatched: bool) -> None:
-    # ATen's CPU RNN: the input projection of the whole sequence, unbound into steps, addmm + add_ per step
+def test_rnn_graph_and_gradients_match_torch(mode: str, config: dict[str, Any], unbatched: bool) -> None:
+    # ATen's CPU RNN/GRU: the input projection of the whole sequence, unbound into steps, addmm + add_ per step
+    # (GRU: its cell in place on unsafe_chunk pieces); batch_first transposes the output in place
     seq = np.random.default_rng(3).standard_normal((5, 2, 4))
     x_data = seq[:, 0] if unbatched else seq
     models, trees, grads = [], [], []
     for T in (torch, tp):
         T.manual_seed(0)
-        models.append(T.nn.RNN(4, 3, dtype=T.float64, **config))
+        models.append(getattr(T.nn, mode)(4, 3, dtype=T.float64, **config))
     with tp.no_grad():
         for p, q in zip(models[0].parameters(), models[1].parameters()):
             q.copy_(tp.tensor(p.detach().numpy()))
@@ -411,3 +450,9 @@ def test_rnn_graph_and_gradients_match_torch(config: dict[str, Any], unbatched: 
     assert trees[1] == trees[0]
     for got, ref in zip(grads[1], grads[0]):
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_circular_pad_wider_than_the_cropped_size_is_refused() -> None:
+    # ATen copies overlapping regions there and returns uninitialized memory; torchplug refuses
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        TF.pad(tp.tensor(X).view(1, 4, 5), (4, -2), mode="circular")

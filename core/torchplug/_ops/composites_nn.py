@@ -16,7 +16,7 @@ from typing import Any
 from torchplug._base import dtype as D
 from torchplug._ops import nn_shapes as S
 from torchplug._dispatch.aten import A
-from torchplug._tensor.tensor import _no_grad, Tensor
+from torchplug._tensor.tensor import _grad_mode_on, _no_grad, Tensor
 
 __all__ = ["COMPOSITES", "apply_reduction", "vector_norm"]
 
@@ -797,6 +797,8 @@ def _pad_circular(self, pad):
             raise RuntimeError("Padding value causes wrapping around more than once (after the negative padding "
                                f"of dimension {nonpadded + i} crops it to {size - max(-lo, 0) - max(-hi, 0)}).")
         out_shape.append(size + lo + hi)
+    if not (self._requires_grad and _grad_mode_on()):
+        return _pad_circular_cat(self, pad, shape, nonpadded, padded)
     # ATen's _pad_circular, copy for copy (so autograd records its CopySlices graph): the input (cropped by
     # negative pads) into the middle of an empty output, then each dim's wrapped borders copied from the output
     # itself, last dim first (corners are written again by the later dims)
@@ -816,6 +818,26 @@ def _pad_circular(self, pad):
         if hi > 0:
             A.copy_(A.slice(out, d, out_shape[d] - hi, out_shape[d]), A.slice(out, d, max(lo, 0), max(lo, 0) + hi))
     return out
+
+
+def _pad_circular_cat(self, pad, shape, nonpadded, padded):
+    # the same values without a graph to match: each dim's wrapped borders concatenated to its (cropped) core,
+    # a third of the copy sequence's time
+    out, fresh = self, False
+    for i in range(padded):
+        lo, hi = pad[2 * (padded - i - 1)], pad[2 * (padded - i - 1) + 1]
+        d = nonpadded + i
+        start, stop = max(-lo, 0), shape[d] - max(-hi, 0)
+        core = A.slice(out, d, start, stop)
+        pieces = ([A.slice(core, d, stop - start - lo, stop - start)] if lo > 0 else []) + [core]
+        if hi > 0:
+            pieces.append(A.slice(core, d, 0, hi))
+        if len(pieces) > 1:
+            out, fresh = A.cat(pieces, d), True
+        else:
+            out = core
+    # never a view of the input (only cropped, or not padded at all): a new tensor, as ATen's
+    return out if fresh else A.clone(out, memory_format="contiguous_format")
 
 
 _PAD_FNS = {"reflect": "reflection", "replicate": "replication"}

@@ -456,3 +456,16 @@ def test_circular_pad_wider_than_the_cropped_size_is_refused() -> None:
     # ATen copies overlapping regions there and returns uninitialized memory; torchplug refuses
     with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
         TF.pad(tp.tensor(X).view(1, 4, 5), (4, -2), mode="circular")
+
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("pads", [(1, 2, 2, 1), (-1, 2, 0, 0), (-1, -1, 0, 0), (0, 0, 0, 0), (4, 5, 3, 3)])
+def test_circular_pad_values_and_a_fresh_output_like_torch(grad: bool, pads: tuple[int, ...]) -> None:
+    # with a graph to record: ATen's copy sequence; without: concatenated borders; the same values either way
+    results = []
+    for T in (torch, tp):
+        x = T.tensor(X.reshape(1, 1, 4, 5), requires_grad=grad)
+        y = _F(T).pad(x, pads, mode="circular")
+        results.append((y.detach().numpy(), y.is_contiguous(), y._base is None, y.data_ptr() != x.data_ptr()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    assert results[1][1:] == results[0][1:] == (True, True, True)

@@ -122,16 +122,16 @@ def is_view(t: Tensor) -> bool:
     return t._base is not None
 
 
-_RENAMED: dict[tuple[type, str], type] = {}
+_RENAMED: dict[tuple[type, str], type] = {}  # (node class, in-place op) -> the renamed class
 
 
 def rename_node(node: G.Node, op: str) -> None:
     """Give ``node`` (recorded by a functional view) the type PyTorch names the in-place view op ``op``
     (``aten::squeeze_.dim``: SqueezeBackward4); the formula and edges stay the view's."""
-    name = node_name(op)
-    key = (type(node), name)
+    key = (type(node), op)
     cls = _RENAMED.get(key)
     if cls is None:
+        name = node_name(op)
         cls = _RENAMED[key] = type(name, (type(node),), {"__slots__": (), "_name": name})
     node.__class__ = cls
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites import scalar_type_name
-from torchplug._tensor.tensor import Tensor, autograd_hooks
+from torchplug._tensor.tensor import Tensor, _grad_mode_on, autograd_hooks
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
 
@@ -33,8 +33,6 @@ def _grad_recording(t: Tensor) -> bool:
     api = autograd_hooks.tensor_api
     if api is None or not t._requires_grad:
         return False
-    from torchplug._tensor.tensor import _grad_mode_on
-
     return _grad_mode_on()
 
 
@@ -60,13 +58,15 @@ def _inplace_view(name: str, make: Any, overload: Any = None) -> Any:
     SqueezeBackward1)."""
     op = name if overload is None else overload
 
+    qualified = None if callable(op) else "aten::" + op
+
     def method(self: Tensor, *args: Any) -> Tensor:
         recording = _grad_recording(self)
         if recording and self.is_leaf:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         _adopt(self, make(self, *args))
         if recording and self._grad_fn is not None:
-            autograd_hooks.tensor_api.rename_node(self._grad_fn, "aten::" + (op(*args) if callable(op) else op))
+            autograd_hooks.tensor_api.rename_node(self._grad_fn, qualified or "aten::" + op(*args))
         return self
 
     method.__name__ = name

@@ -36,15 +36,16 @@ def _rnn_step(mode: str, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any
 
 def _gru_cell(gi: Any, h: Any, gh: Any) -> Any:
     """ATen's GRUCell on the input and hidden projections ``gi``/``gh``: (h - n) * z + n over their
-    ``unsafe_chunk`` pieces, in ATen's order of operations (so the graph has its nodes).  ATen adds into the
-    hidden pieces in place; here those sums are fresh tensors (the same nodes), since under vmap a piece of
-    an unbatched hidden state cannot take a batched sum in place."""
+    ``unsafe_chunk`` pieces, in ATen's order of operations (so the graph has its nodes).  ATen writes most of
+    these in place; the out-of-place ops record the same nodes (an in-place op on a fresh tensor is named as its
+    functional op), cost less here, and work under vmap, where a piece of an unbatched hidden state cannot take
+    a batched sum in place."""
     ir, iz, in_ = gi.unsafe_chunk(3, -1)
     hr, hz, hn = gh.unsafe_chunk(3, -1)
-    r = hr.add(ir).sigmoid_()
-    z = hz.add(iz).sigmoid_()
-    n = in_.add(hn.mul(r)).tanh_()
-    return (h - n).mul_(z).add_(n)
+    r = hr.add(ir).sigmoid()
+    z = hz.add(iz).sigmoid()
+    n = in_.add(hn.mul(r)).tanh()
+    return (h - n).mul(z).add(n)
 
 
 def _simple_layer_cpu(mode: str, inputs: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,

@@ -152,6 +152,17 @@ GRAPH_CASES = {
     # ATen's _pad_circular: copies into slices of an empty output (CopySlices), borders copied from the output
     "pad_circular_2d": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (1, 2, 2, 1), mode="circular"), (X,)),
     "pad_circular_negative": (lambda T, x: _F(T).pad(x.view(1, 4, 5), (-1, 2), mode="circular"), (X,)),
+    # ATen's einsum: operands unsqueezed and permuted to the output's labels, then sumproduct_pair's bmm
+    **{f"einsum_{eq}": (lambda T, x, y, eq=eq, views=views: T.einsum(eq, *(v(t) for v, t in zip(views, (x, y)))),
+                        (X, Y)) for eq, views in {
+        "ij,jk->ik": (lambda t: t, lambda t: t.t()), "ij,kj->ik": (lambda t: t, lambda t: t),
+        "ij,ij->i": (lambda t: t, lambda t: t), "i,j->ij": (lambda t: t[0], lambda t: t[1]),
+        "ii,ij->ij": (lambda t: t[:4, :4], lambda t: t[:4]), "...j,j": (lambda t: t.view(2, 2, 5), lambda t: t[0]),
+        "bij,bjk->bik": (lambda t: t.view(2, 2, 5), lambda t: t.reshape(2, 5, 2)),
+        "ij,i->": (lambda t: t, lambda t: t[:, 0])}.items()},
+    "einsum_chain_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x), (X, Y)),
+    "einsum_single_operand": (lambda T, x: T.einsum("ij->j", x), (X,)),
+    "einsum_single_operand_diagonal": (lambda T, x: T.einsum("ii->i", x[:4, :4]), (X,)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
 }
 
@@ -188,7 +199,7 @@ OPINFO_OPS = (
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
-    "matmul", "nn.functional.pad", "floor_divide",
+    "matmul", "nn.functional.pad", "floor_divide", "einsum",
 )
 
 
@@ -286,6 +297,9 @@ LOSS_CASES = {
     # the pieces written in place keep their own version counters: the saved sigmoid results stay valid
     "unsafe_chunk_pieces_written_in_place": (
         lambda T, x, y: (lambda a, b: a.add_(b).sigmoid_() * b.sigmoid_())(*(x * y).unsafe_chunk(2, 0)), (X, Y)),
+    "einsum_diagonal_and_size_one": (lambda T, x, y: T.einsum("iij,kj->ik", x[:4, :4, None] * y[0], y[:3]), (X, Y)),
+    "einsum_chain": (lambda T, x, y: T.einsum("ij,jk,kl,lm->im", x, y.t(), x, y.t()), (X, Y)),
+    "einsum_explicit_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x[:, :1]), (X, Y)),
     "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),

@@ -185,7 +185,7 @@ def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None, aweig
         avg = A.div(A.sum(A.mul(x, w), [1]), w_sum)
     if w is not None and correction != 0:
         if aweights is not None:
-            norm_factor = A.sub(w_sum, A.div(A.mul(A.sum(A.mul(w, aweights)), correction), w_sum))
+            norm_factor = A.sub(w_sum, A.div(A["mul.Scalar"](A.sum(A.mul(w, aweights)), correction), w_sum))
         else:
             norm_factor = A.sub(w_sum, correction)
     else:
@@ -359,10 +359,11 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
 
 # op name -> (key, kernel), the format of ``_composites.COMPOSITES``.
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
-    "fmax": ("CompositeImplicitAutograd", _fminmax("fmax")),
-    "fmin": ("CompositeImplicitAutograd", _fminmax("fmin")),
-    "ldexp.Tensor": ("CompositeImplicitAutograd", ldexp),
-    "dist": ("CompositeImplicitAutograd", dist),
+    # explicit: one FmaxBackward0/FminBackward0/LdexpBackward0/DistBackward0 node with its own formula, as PyTorch
+    "fmax": ("CompositeExplicitAutograd", _fminmax("fmax")),
+    "fmin": ("CompositeExplicitAutograd", _fminmax("fmin")),
+    "ldexp.Tensor": ("CompositeExplicitAutograd", ldexp),
+    "dist": ("CompositeExplicitAutograd", dist),
     "logcumsumexp": ("CompositeImplicitAutograd", logcumsumexp),
     "diff": ("CompositeImplicitAutograd", diff),
     "renorm": ("CompositeImplicitAutograd", renorm),

@@ -91,6 +91,9 @@ CASES.update({
     "dropout_eval_and_p0": (lambda T, a: T.nn.functional.dropout(a, 0.0, training=True) + T.nn.functional.dropout(a, 0.5, training=False),
                             [np.linspace(-1, 1, 6)], None),
     "diagonal_copy": (lambda T, a: T.diagonal_copy(a, 1), [np.linspace(-1, 1, 12).reshape(3, 4)], None),
+    # composites recorded as one node with their own formula (the jvp differentiates it)
+    "fmax_fmin_ldexp_dist": (lambda T, a, b: (T.fmax(a, b), T.fmin(a, b), T.ldexp(a, b), T.dist(a, b), T.dist(a, b, 3)),
+                             [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
     # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
     "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),

@@ -163,6 +163,13 @@ GRAPH_CASES = {
     "einsum_chain_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x), (X, Y)),
     "einsum_single_operand": (lambda T, x: T.einsum("ij->j", x), (X,)),
     "einsum_single_operand_diagonal": (lambda T, x: T.einsum("ii->i", x[:4, :4]), (X,)),
+    # composites PyTorch records as one node with its own formula
+    "fmax": (lambda T, x, y: T.fmax(x, y), (X, Y)),
+    "fmin_constant_other": (lambda T, x, y: T.fmin(x, y[0]), (X, Y), (True, False)),
+    "ldexp_int_exponent": (lambda T, x: T.ldexp(x, T.tensor([1, -2, 0, 3, 1])), (X,)),
+    "dist": (lambda T, x, y: T.dist(x, y, 3), (X, Y)),
+    "cov_aweights": (lambda T, x, p: T.cov(x, aweights=p[0]), (X, P), (True, False)),
+    "standard_gamma_grad": (lambda T, a, o: T._standard_gamma_grad(a, o), (P, P)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
 }
 
@@ -199,7 +206,8 @@ OPINFO_OPS = (
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
-    "matmul", "nn.functional.pad", "floor_divide", "einsum",
+    "matmul", "nn.functional.pad", "floor_divide", "einsum", "fmax", "fmin", "ldexp", "dist", "cov",
+    "_standard_gamma_grad",
 )
 
 
@@ -300,6 +308,13 @@ LOSS_CASES = {
     "einsum_diagonal_and_size_one": (lambda T, x, y: T.einsum("iij,kj->ik", x[:4, :4, None] * y[0], y[:3]), (X, Y)),
     "einsum_chain": (lambda T, x, y: T.einsum("ij,jk,kl,lm->im", x, y.t(), x, y.t()), (X, Y)),
     "einsum_explicit_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x[:, :1]), (X, Y)),
+    # NaNs and ties: fmax/fmin route the gradient where the value was taken
+    "fmax_nan_ties": (lambda T, x, y: T.fmax(x, y) * T.arange(20.0, dtype=T.float64).view(4, 5),
+                      (np.where(X > 1, np.nan, X), np.where(Y > 1, np.nan, np.where(Y < -1, X, Y)))),
+    "fmin_nan_ties": (lambda T, x, y: T.fmin(x, y) * T.arange(20.0, dtype=T.float64).view(4, 5),
+                      (np.where(X > 1, np.nan, X), np.where(Y > 1, np.nan, np.where(Y < -1, X, Y)))),
+    "ldexp": (lambda T, x, y: T.ldexp(x, y), (X, Y)),
+    **{f"dist_p{p}": (lambda T, x, y, p=p: T.dist(x, y, p), (X, Y)) for p in (1, 2, 3, float("inf"))},
     "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),

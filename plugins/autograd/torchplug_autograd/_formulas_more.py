@@ -1,9 +1,11 @@
-"""Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac) and fill_diagonal_,
-as PyTorch's derivatives.yaml writes them.  gcd/lcm take integers only and have no gradient; the
-other ops of that section are composites differentiated through their decomposition."""
+"""Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac), fill_diagonal_ and the
+composites PyTorch records as one node (fmax/fmin, ldexp, dist), as PyTorch's derivatives.yaml writes them.
+gcd/lcm take integers only and have no gradient; the section's other composites are differentiated through
+their decomposition."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torchplug as T
@@ -51,3 +53,32 @@ def fill_diagonal_(n, g, wrap):
 
 # integer-only: no gradient to give
 nondifferentiable("gcd", "lcm")
+
+
+# ---- composites PyTorch differentiates as one node (their forward is a CompositeExplicitAutograd kernel) ----
+def _fminmax(compare: Any) -> Any:
+    def formula(n, g, self, other):
+        # derivatives.yaml: the gradient goes to self where it was taken (self wins, or other is NaN), else to other
+        take_self = compare(self, other).logical_or(other.isnan())
+        return n[0] and g.masked_fill(take_self.logical_not(), 0), n[1] and g.masked_fill(take_self, 0)
+
+    return formula
+
+
+rule("fmax", saves="self, other")(_fminmax(lambda a, b: a >= b))
+rule("fmin", saves="self, other")(_fminmax(lambda a, b: a <= b))
+
+
+@rule("ldexp.Tensor", saves="other, result")
+def ldexp(n, g, other, result):
+    # self * 2**other: self's gradient is grad * 2**other, other's grad * result * log(2)
+    return n[0] and g * T.pow(2.0, other), n[1] and g * result * math.log(2.0)
+
+
+@rule("dist", saves="self, other, p, result")
+def dist(n, g, self, other, p, result):
+    # norm_backward of self - other, with the opposite sign for other
+    from ._formulas_math import vector_norm
+
+    (grad,) = vector_norm(n, g, self - other, p, None, False, result)
+    return n[0] and grad, n[1] and (None if grad is None else -grad)

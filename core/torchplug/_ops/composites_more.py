@@ -119,14 +119,12 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
         parts = [t for t in (prepend, self, append) if t is not None]
         self = A.cat(parts, d)
     size = self.shape[d]
-    if n >= size:
-        return A.narrow(self, d, 0, 0)
-    if n == 0:
-        return self
+    if n == 0:  # a copy, never self itself (ATen: zeros_like(self).copy_(self))
+        return A.copy_(self.new_zeros(list(self.shape)), self)
     sub = A.logical_xor if self._dtype is D.bool_ else A.sub
     result = self
     length = size - 1
-    for _ in range(n):
+    for _ in range(min(n, size)):  # ATen differences min(n, size) times: the last ones are empty
         result = sub(A.narrow(result, d, 1, length), A.narrow(result, d, 0, length))
         length -= 1
     return result
@@ -366,7 +364,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "dist": ("CompositeExplicitAutograd", dist),
     "logcumsumexp": ("CompositeImplicitAutograd", logcumsumexp),
     "diff": ("CompositeImplicitAutograd", diff),
-    "renorm": ("CompositeImplicitAutograd", renorm),
+    "renorm": ("CompositeExplicitAutograd", renorm),  # one RenormBackward0 node, as PyTorch records
     "cov": ("CompositeImplicitAutograd", cov),
     "corrcoef": ("CompositeImplicitAutograd", corrcoef),
     "put": ("CompositeImplicitAutograd", put),

@@ -94,6 +94,8 @@ CASES.update({
     # composites recorded as one node with their own formula (the jvp differentiates it)
     "fmax_fmin_ldexp_dist": (lambda T, a, b: (T.fmax(a, b), T.fmin(a, b), T.ldexp(a, b), T.dist(a, b), T.dist(a, b, 3)),
                              [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
+    "renorm": (lambda T, a: (T.renorm(a, 2, 0, 1.0), T.renorm(a, 1, 1, 0.5)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
+               None),
     # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
     "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),

@@ -1,5 +1,5 @@
 """Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac), fill_diagonal_ and the
-composites PyTorch records as one node (fmax/fmin, ldexp, dist), as PyTorch's derivatives.yaml writes them.
+composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm), as PyTorch's derivatives.yaml writes them.
 gcd/lcm take integers only and have no gradient; the section's other composites are differentiated through
 their decomposition."""
 
@@ -82,3 +82,19 @@ def dist(n, g, self, other, p, result):
 
     (grad,) = vector_norm(n, g, self - other, p, None, False, result)
     return n[0] and grad, n[1] and (None if grad is None else -grad)
+
+
+@rule("renorm", saves="self, p, dim, maxnorm")
+def renorm(n, g, self, p, dim, maxnorm):
+    # renorm_backward: the scaled slices' gradient, factor * g minus the factor's own dependence on the norm
+    from ._formulas_math import vector_norm
+
+    dims = [i for i in range(self.dim()) if i != dim % self.dim()]
+    norm = T.linalg.vector_norm(self, p, dims, keepdim=True)
+    weighted = self.conj() * g
+    if weighted.is_complex():
+        weighted = weighted.real
+    (nb,) = vector_norm(n, weighted.sum(dims, keepdim=True), self, p, dims, True, norm)
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    return (T.where(norm > maxnorm, factor * g - (factor * invnorm) * nb, g),)

@@ -184,6 +184,14 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: int | None = Non
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.device.type == "cpu" and x1.dtype in (D.float16, D.bfloat16):  # PyTorch's cpu kernel: float/double
         raise NotImplementedError(f"\"cdist\" not implemented for '{scalar_type_name(x1.dtype)}'")
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if not (p == 2 and (compute_mode == 1 or (not compute_mode and (r1 > 25 or r2 > 25)))):
+        return A._cdist_forward(x1, x2, p, compute_mode)  # ATen's route without the matrix product: one node
+    return _cdist_forward(x1, x2, p, compute_mode)
+
+
+def _cdist_forward(x1: Tensor, x2: Tensor, p: float, compute_mode: int | None = None) -> Tensor:
+    # the distances of the broadcast differences (cdist checked the arguments)
     batch = _broadcast_shapes(list(x1.shape[:-2]), list(x2.shape[:-2]))
     r1, r2, m = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     a = A.expand(x1, batch + [r1, m])
@@ -781,6 +789,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "linalg_cross": ("CompositeExplicitAutograd", linalg_cross),
     "cross": ("CompositeImplicitAutograd", cross),
     "cdist": ("CompositeImplicitAutograd", cdist),
+    "_cdist_forward": ("CompositeExplicitAutograd", _cdist_forward),
     "inner": ("CompositeImplicitAutograd", inner),
     "matrix_power": ("CompositeImplicitAutograd", lambda self, n: matrix_power(self, n)),
     "chain_matmul": ("CompositeImplicitAutograd", chain_matmul),

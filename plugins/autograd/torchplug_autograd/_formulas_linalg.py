@@ -280,3 +280,14 @@ def lstsq(n, g, A, B, X):
     if vector and n[1]:
         gB = gB.squeeze(-1)
     return gA, gB
+
+
+@rule("_cdist_forward", saves="x1, x2, p, result", inputs="x1, x2")
+def _cdist_forward(n, g, x1, x2, p, result):
+    # _cdist_backward: the norm's gradient over the pairs' differences, summed over the other operand's rows
+    from ._formulas_math import vector_norm
+
+    if p == 0:
+        return n[0] and T.zeros_like(x1), n[1] and T.zeros_like(x2)
+    (pairs,) = vector_norm(n, g, x1.unsqueeze(-2) - x2.unsqueeze(-3), p, [-1], False, result)
+    return n[0] and pairs.sum(-2), n[1] and -pairs.sum(-3)

@@ -214,6 +214,15 @@ def _random(args, result, tans):
     return torchplug.zeros_like(result)
 
 
+@jvp_rule("_cdist_forward")
+def _cdist_forward(args, result, tans):
+    # derivatives.yaml has no forward formula for _cdist_forward: torch refuses forward AD through cdist's
+    # route without the matrix product
+    from ._forward import not_implemented_error
+
+    raise not_implemented_error("_cdist_forward")
+
+
 @jvp_rule("copy_")
 def _copy(args, result, tans):
     # self is overwritten: only src's tangent survives (zeros when src has none)

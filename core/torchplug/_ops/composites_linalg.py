@@ -210,6 +210,17 @@ def _cdist_forward(x1: Tensor, x2: Tensor, p: float, compute_mode: int | None = 
     return A.pow(A.sum(A.pow(diff, p), [-1]), 1.0 / p)
 
 
+def _pdist_forward(self: Tensor, p: float = 2) -> Tensor:
+    # the norms of the differences of the row pairs i < j, in row-major order of the pairs (pdist checked self)
+    n = self.shape[0]
+    if n <= 1:
+        return A.empty([0], dtype=self._dtype, device=self._device)
+    pairs = A.triu_indices(n, n, 1, device=self._device)
+    first = A.index_select(self, 0, A.select(pairs, 0, 0))
+    second = A.index_select(self, 0, A.select(pairs, 0, 1))
+    return A.linalg_vector_norm(A.sub(first, second), p, [1])
+
+
 def matrix_power(self: Tensor, n: int, name: str = "linalg.matrix_power") -> Tensor:
     if self.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -790,6 +801,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "cross": ("CompositeImplicitAutograd", cross),
     "cdist": ("CompositeImplicitAutograd", cdist),
     "_cdist_forward": ("CompositeExplicitAutograd", _cdist_forward),
+    "_pdist_forward": ("CompositeExplicitAutograd", _pdist_forward),
     "inner": ("CompositeImplicitAutograd", inner),
     "matrix_power": ("CompositeImplicitAutograd", lambda self, n: matrix_power(self, n)),
     "chain_matmul": ("CompositeImplicitAutograd", chain_matmul),

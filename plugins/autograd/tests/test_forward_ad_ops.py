@@ -353,7 +353,8 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.ops.aten._dirichlet_grad(d, b, b + 1),
                    lambda d: torchplug.ops.aten._sample_dirichlet(d.reshape(1, 2)),
                    lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4),
-                   lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2))):  # torch: no formula for _cdist_forward
+                   lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
+                   lambda d: torchplug.pdist(torchplug.stack([d, b]))):  # nor for _pdist_forward
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     base_ops = {"aten::" + row.split("(")[0] for row in base.ROWS}

@@ -172,6 +172,9 @@ GRAPH_CASES = {
     "standard_gamma_grad": (lambda T, a, o: T._standard_gamma_grad(a, o), (P, P)),
     "renorm": (lambda T, x: T.renorm(x, 2, 0, 1.0), (X,)),
     **{f"cdist_p{p}": (lambda T, x, y, p=p: T.cdist(x, y[:3], p), (X, Y)) for p in (0, 1, 2, 3, float("inf"))},
+    **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x, p), (X,)) for p in (0, 1, 2, float("inf"))},
+    "pdist_noncontiguous": (lambda T, x: _F(T).pdist(x.t()), (X,)),
+    "pdist_one_row": (lambda T, x: _F(T).pdist(x[:1]), (X,)),
     "diff_n0_is_a_copy": (lambda T, x: T.diff(x, n=0), (X,)),
     "diff_n_too_big": (lambda T, x: T.diff(x, n=7, dim=1), (X,)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
@@ -211,7 +214,7 @@ OPINFO_OPS = (
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
     "matmul", "nn.functional.pad", "floor_divide", "einsum", "fmax", "fmin", "ldexp", "dist", "cov",
-    "_standard_gamma_grad", "renorm", "diff", "cdist",
+    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist",
 )
 
 
@@ -324,6 +327,8 @@ LOSS_CASES = {
     "diff_n0": (lambda T, x: T.diff(x, n=0) * 2, (X,)),
     **{f"cdist_p{p}": (lambda T, x, y, p=p: T.cdist(x.view(2, 2, 5), y[:3], p) * T.arange(12.0, dtype=T.float64).view(2, 2, 3),
                        (X, Y)) for p in (1, 2, 0.5, 3, float("inf"))},
+    **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x.t(), p) * T.arange(10.0, dtype=T.float64), (X,))
+       for p in (1, 2, 0.5, 3, float("inf"))},
     "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),

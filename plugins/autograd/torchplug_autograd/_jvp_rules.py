@@ -214,13 +214,19 @@ def _random(args, result, tans):
     return torchplug.zeros_like(result)
 
 
-@jvp_rule("_cdist_forward")
-def _cdist_forward(args, result, tans):
-    # derivatives.yaml has no forward formula for _cdist_forward: torch refuses forward AD through cdist's
-    # route without the matrix product
-    from ._forward import not_implemented_error
+def _no_forward_formula(op: str) -> Callable[..., Any]:
+    def refuse(args, result, tans):
+        from ._forward import not_implemented_error
 
-    raise not_implemented_error("_cdist_forward")
+        raise not_implemented_error(op)
+
+    return refuse
+
+
+# derivatives.yaml has no forward formula for these: torch refuses forward AD through cdist's route without the
+# matrix product and through pdist
+jvp_rule("_cdist_forward")(_no_forward_formula("_cdist_forward"))
+jvp_rule("_pdist_forward")(_no_forward_formula("_pdist_forward"))
 
 
 @jvp_rule("copy_")

@@ -362,7 +362,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "fmin": ("CompositeExplicitAutograd", _fminmax("fmin")),
     "ldexp.Tensor": ("CompositeExplicitAutograd", ldexp),
     "dist": ("CompositeExplicitAutograd", dist),
-    "logcumsumexp": ("CompositeImplicitAutograd", logcumsumexp),
+    "logcumsumexp": ("CompositeExplicitAutograd", logcumsumexp),  # one LogcumsumexpBackward0 node, as PyTorch
     "diff": ("CompositeImplicitAutograd", diff),
     "renorm": ("CompositeExplicitAutograd", renorm),  # one RenormBackward0 node, as PyTorch records
     "cov": ("CompositeImplicitAutograd", cov),

@@ -96,6 +96,8 @@ CASES.update({
                              [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
     "renorm": (lambda T, a: (T.renorm(a, 2, 0, 1.0), T.renorm(a, 1, 1, 0.5)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                None),
+    "logcumsumexp": (lambda T, a: (T.logcumsumexp(a, 1), T.logcumsumexp(a, 0)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
+                     None),
     # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
     "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),

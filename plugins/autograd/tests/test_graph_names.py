@@ -175,6 +175,7 @@ GRAPH_CASES = {
     **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x, p), (X,)) for p in (0, 1, 2, float("inf"))},
     "pdist_noncontiguous": (lambda T, x: _F(T).pdist(x.t()), (X,)),
     "pdist_one_row": (lambda T, x: _F(T).pdist(x[:1]), (X,)),
+    "logcumsumexp": (lambda T, x: T.logcumsumexp(x, 1), (X,)),
     "diff_n0_is_a_copy": (lambda T, x: T.diff(x, n=0), (X,)),
     "diff_n_too_big": (lambda T, x: T.diff(x, n=7, dim=1), (X,)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
@@ -214,7 +215,7 @@ OPINFO_OPS = (
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
     "matmul", "nn.functional.pad", "floor_divide", "einsum", "fmax", "fmin", "ldexp", "dist", "cov",
-    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist",
+    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist", "logcumsumexp",
 )
 
 
@@ -329,6 +330,8 @@ LOSS_CASES = {
                        (X, Y)) for p in (1, 2, 0.5, 3, float("inf"))},
     **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x.t(), p) * T.arange(10.0, dtype=T.float64), (X,))
        for p in (1, 2, 0.5, 3, float("inf"))},
+    # gradients of both signs and exact zeros (the positive and negative parts are scanned apart)
+    **{f"logcumsumexp_dim{d}": (lambda T, x, d=d: T.logcumsumexp(x * 3, d) * T.tensor(np.round(Y)), (X,)) for d in (0, 1)},
     "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),
@@ -358,7 +361,8 @@ class _nullcontext:
 
 @pytest.mark.parametrize("case", ["mse_mean", "smooth_l1_sum", "huber_none", "bce_logits_mean",
                                   "bce_logits_weight_pos_weight", "celu", "var_mean", "std_mean", "split_pieces",
-                                  "kl_div", "clamp_min_tensor", "aminmax_full"])
+                                  "kl_div", "clamp_min_tensor", "aminmax_full", "dist_p3", "ldexp", "pairwise_distance",
+                                  "ndtr", "cross_entropy_probabilities"])
 def test_fused_formulas_are_differentiable(case: str) -> None:
     # the formulas are written with differentiable ops: second derivatives by finite differences
     build, arrays = LOSS_CASES[case]
@@ -512,3 +516,13 @@ def test_circular_pad_values_and_a_fresh_output_like_torch(grad: bool, pads: tup
         results.append((y.detach().numpy(), y.is_contiguous(), y._base is None, y.data_ptr() != x.data_ptr()))
     np.testing.assert_array_equal(results[1][0], results[0][0])
     assert results[1][1:] == results[0][1:] == (True, True, True)
+
+
+@pytest.mark.parametrize("op", ["logcumsumexp", "renorm", "pdist", "cdist"])
+def test_single_node_formulas_are_differentiable(op: str) -> None:
+    # their formulas are written with differentiable ops: second derivatives by finite differences
+    fn = {"logcumsumexp": lambda x: tp.logcumsumexp(x, 1), "renorm": lambda x: tp.renorm(x, 3, 0, 0.9),
+          "pdist": lambda x: TF.pdist(x, 3), "cdist": lambda x: tp.cdist(x, x[:2] * 2, 3)}[op]
+    x = tp.tensor(X[:3, :3], requires_grad=True)
+    assert tp.autograd.gradcheck(fn, (x,))
+    assert tp.autograd.gradgradcheck(fn, (x,))

@@ -1,5 +1,5 @@
 """Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac), fill_diagonal_ and the
-composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm), as PyTorch's derivatives.yaml writes them.
+composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm, logcumsumexp), as PyTorch's derivatives.yaml writes them.
 gcd/lcm take integers only and have no gradient; the section's other composites are differentiated through
 their decomposition."""
 
@@ -98,3 +98,22 @@ def renorm(n, g, self, p, dim, maxnorm):
     invnorm = (norm + 1e-7).reciprocal()
     factor = invnorm * maxnorm
     return (T.where(norm > maxnorm, factor * g - (factor * invnorm) * nb, g),)
+
+
+@rule("logcumsumexp", saves="self, dim, result")
+def logcumsumexp(n, g, self, dim, result):
+    # logcumsumexp_backward: grad_j = sum_{i >= j} g_i exp(x_j - y_i), a reversed logcumsumexp of log(g) - y
+    # (real: positive and negative parts apart; complex: conjugated, as for a holomorphic function)
+    if g.dim() == 0 or g.numel() == 0:
+        return (g,)
+
+    def reverse_scan(x):
+        return T.flip(T.logcumsumexp(T.flip(x, [dim]), dim), [dim])
+
+    if g.is_complex():
+        return ((reverse_scan(g.conj().log() - result) + self).exp().conj(),)
+    lowest = T.full((), T.finfo(g.dtype).min, dtype=g.dtype, device=g.device)
+    log_abs = g.abs().log()
+    pos = (reverse_scan(T.where(g > 0, log_abs, lowest) - result) + self).exp()
+    neg = (reverse_scan(T.where(g < 0, log_abs, lowest) - result) + self).exp()
+    return (pos - neg,)

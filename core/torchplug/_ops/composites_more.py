@@ -367,7 +367,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "renorm": ("CompositeExplicitAutograd", renorm),  # one RenormBackward0 node, as PyTorch records
     "cov": ("CompositeImplicitAutograd", cov),
     "corrcoef": ("CompositeImplicitAutograd", corrcoef),
-    "put": ("CompositeImplicitAutograd", put),
+    "put": ("CompositeExplicitAutograd", put),  # one PutBackward0 node, as PyTorch records
     "index_reduce": ("CompositeImplicitAutograd", index_reduce),
     "fill_diagonal_": ("CompositeImplicitAutograd", fill_diagonal_),
 }

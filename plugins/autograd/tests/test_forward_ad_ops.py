@@ -98,6 +98,8 @@ CASES.update({
                None),
     "logcumsumexp": (lambda T, a: (T.logcumsumexp(a, 1), T.logcumsumexp(a, 0)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                      None),
+    "put": (lambda T, a, s: (T.put(a, T.tensor([1, 4, -1]), s), T.put(a, T.tensor([0, 0, 2]), s, True)),
+            [np.linspace(-1, 1.5, 6).reshape(2, 3), np.linspace(0.3, 0.9, 3)], None),
     # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
     "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),

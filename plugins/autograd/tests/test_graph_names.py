@@ -176,6 +176,8 @@ GRAPH_CASES = {
     "pdist_noncontiguous": (lambda T, x: _F(T).pdist(x.t()), (X,)),
     "pdist_one_row": (lambda T, x: _F(T).pdist(x[:1]), (X,)),
     "logcumsumexp": (lambda T, x: T.logcumsumexp(x, 1), (X,)),
+    "put": (lambda T, x, y: T.put(x, T.tensor([1, 7, -2]), y[0, :3]), (X, Y)),
+    "put_inplace": (lambda T, x, y: (x * 1).put_(T.tensor([1, 7, -2]), y[0, :3], accumulate=True), (X, Y)),
     "diff_n0_is_a_copy": (lambda T, x: T.diff(x, n=0), (X,)),
     "diff_n_too_big": (lambda T, x: T.diff(x, n=7, dim=1), (X,)),
     "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
@@ -215,7 +217,7 @@ OPINFO_OPS = (
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
     "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
     "matmul", "nn.functional.pad", "floor_divide", "einsum", "fmax", "fmin", "ldexp", "dist", "cov",
-    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist", "logcumsumexp",
+    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist", "logcumsumexp", "put",
 )
 
 
@@ -331,6 +333,8 @@ LOSS_CASES = {
     **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x.t(), p) * T.arange(10.0, dtype=T.float64), (X,))
        for p in (1, 2, 0.5, 3, float("inf"))},
     # gradients of both signs and exact zeros (the positive and negative parts are scanned apart)
+    **{f"put_accumulate_{acc}": (lambda T, x, y, acc=acc: T.put(x, T.tensor([[0, 3], [3, 11]]), y[:2, :2], acc) * 3,
+                                 (X, Y)) for acc in (False, True)},
     **{f"logcumsumexp_dim{d}": (lambda T, x, d=d: T.logcumsumexp(x * 3, d) * T.tensor(np.round(Y)), (X,)) for d in (0, 1)},
     "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),

@@ -1,5 +1,5 @@
 """Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac), fill_diagonal_ and the
-composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm, logcumsumexp), as PyTorch's derivatives.yaml writes them.
+composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm, logcumsumexp, put), as PyTorch's derivatives.yaml writes them.
 gcd/lcm take integers only and have no gradient; the section's other composites are differentiated through
 their decomposition."""
 
@@ -117,3 +117,10 @@ def logcumsumexp(n, g, self, dim, result):
     pos = (reverse_scan(T.where(g > 0, log_abs, lowest) - result) + self).exp()
     neg = (reverse_scan(T.where(g < 0, log_abs, lowest) - result) + self).exp()
     return (pos - neg,)
+
+
+@rule("put", saves="index, source.shape, accumulate")
+def put(n, g, index, source_shape, accumulate):
+    # derivatives.yaml: self keeps the gradient where nothing was written over it; source takes it from there
+    keep = g if accumulate else g.put(index, T.zeros(list(source_shape), dtype=g.dtype, device=g.device), False)
+    return n[0] and keep, n[1] and g.take(index).reshape(list(source_shape))

@@ -116,7 +116,7 @@ def softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The standard normal cumulative distribution function, ``(1 + erf(x / sqrt(2))) / 2``: a composite over
     ``erf`` as PyTorch's (so its gradient is erf's, and float16/bfloat16 work)."""
-    result = A.mul(A.add(A.erf(A.mul(input, math.sqrt(0.5))), 1), 0.5)
+    result = A["mul.Scalar"](A["add.Scalar"](A.erf(A["mul.Scalar"](input, math.sqrt(0.5))), 1), 0.5)
     if out is None:
         return result
     from torchplug._ops.composites import check_castable, resize_output

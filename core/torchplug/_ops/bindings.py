@@ -34,6 +34,9 @@ _HANDWRITTEN = {
     "scatter", "split", "split_with_sizes", "var", "std", "nonzero", "flatten", "squeeze",
     "index", "index_put", "copy_", "_to_copy", "alias", "random_", "as_strided", "where",
 }
+# ATen's C++-only overloads the composites call (PyTorch's Python binds torch.add to add.Tensor): they do not
+# count as a second overload of the public name.
+_INTERNAL_OVERLOADS = frozenset({"aten::add.Scalar", "aten::mul.Scalar", "aten::div.Scalar", "aten::norm.ScalarOpt_dim"})
 _NOT_METHODS = {"cat", "stack"}  # first argument is not a tensor
 _ALIASES = {
     "absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
@@ -83,9 +86,9 @@ def _generated() -> None:
     """Generate functions and methods for every op with a single functional overload."""
     by_name: dict[str, list[str]] = {}
     for schema, tags, _ in expand_table():
-        if "inplace" in tags or "out" in tags:
-            continue
         full = schema.split("(")[0]
+        if "inplace" in tags or "out" in tags or full in _INTERNAL_OVERLOADS:
+            continue
         by_name.setdefault(full.removeprefix("aten::").split(".")[0], []).append(full)
     handwritten = set(_HANDWRITTEN)
     for module in area_modules():

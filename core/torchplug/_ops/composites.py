@@ -465,7 +465,7 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
     if d1 == 2 and d2 == 1:
         return A.mv(self, other)
     if d1 == 1 and d2 == 2:
-        return A.squeeze(A.mm(A.unsqueeze(self, 0), other), [0])
+        return A.mm(A.unsqueeze(self, 0), other).squeeze_(0)  # in place on the fresh mm, as ATen: SqueezeBackward4
     if d1 == 2 and d2 == 2:
         return A.mm(self, other)
     if _should_fold(self, other):

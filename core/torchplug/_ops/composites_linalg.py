@@ -184,6 +184,14 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: int | None = Non
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.device.type == "cpu" and x1.dtype in (D.float16, D.bfloat16):  # PyTorch's cpu kernel: float/double
         raise NotImplementedError(f"\"cdist\" not implemented for '{scalar_type_name(x1.dtype)}'")
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if not (p == 2 and (compute_mode == 1 or (not compute_mode and (r1 > 25 or r2 > 25)))):
+        return A._cdist_forward(x1, x2, p, compute_mode)  # ATen's route without the matrix product: one node
+    return _cdist_forward(x1, x2, p, compute_mode)
+
+
+def _cdist_forward(x1: Tensor, x2: Tensor, p: float, compute_mode: int | None = None) -> Tensor:
+    # the distances of the broadcast differences (cdist checked the arguments)
     batch = _broadcast_shapes(list(x1.shape[:-2]), list(x2.shape[:-2]))
     r1, r2, m = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     a = A.expand(x1, batch + [r1, m])
@@ -200,6 +208,17 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: int | None = Non
     if p == 2:
         return A.sqrt(A.sum(A.mul(diff, diff), [-1]))
     return A.pow(A.sum(A.pow(diff, p), [-1]), 1.0 / p)
+
+
+def _pdist_forward(self: Tensor, p: float = 2) -> Tensor:
+    # the norms of the differences of the row pairs i < j, in row-major order of the pairs (pdist checked self)
+    n = self.shape[0]
+    if n <= 1:
+        return A.empty([0], dtype=self._dtype, device=self._device)
+    pairs = A.triu_indices(n, n, 1, device=self._device)
+    first = A.index_select(self, 0, A.select(pairs, 0, 0))
+    second = A.index_select(self, 0, A.select(pairs, 0, 1))
+    return A.linalg_vector_norm(A.sub(first, second), p, [1])
 
 
 def matrix_power(self: Tensor, n: int, name: str = "linalg.matrix_power") -> Tensor:
@@ -412,82 +431,17 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[list[
     return parsed, out, ell_dims
 
 
-def _diagonalize(t: Tensor, labels: list[Any]) -> tuple[Tensor, list[Any]]:
-    """Repeated labels within one operand: take their diagonal (a view)."""
-    labels = list(labels)
-    while True:
-        dup = next(((i, j) for i in range(len(labels)) for j in range(i + 1, len(labels)) if labels[i] == labels[j]), None)
-        if dup is None:
-            return t, labels
-        i, j = dup
-        if t.shape[i] != t.shape[j]:
-            raise RuntimeError(
-                f"einsum(): subscript {labels[i]} is repeated for operand but the sizes don't match, "
-                f"{t.shape[i]} != {t.shape[j]}"
-            )
-        lab = labels[i]
-        t = A.diagonal(t, 0, i, j)
-        labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [lab]
-
-
-def _sum_labels(t: Tensor, labels: list[Any], drop: set[Any], promote: bool = False) -> tuple[Tensor, list[Any]]:
-    """Sum out ``drop``; integer dtypes are kept unless ``promote`` (PyTorch's single-operand einsum sums like sum())."""
-    dims = [i for i, lab in enumerate(labels) if lab in drop]
-    if not dims:
-        return t, labels
-    return A.sum(t, dims, False, dtype=None if promote else t.dtype), [lab for lab in labels if lab not in drop]
-
-
-def _label_name(lab: Any) -> str:
-    return lab if isinstance(lab, str) else "..."
-
-
-def _contract(a: Tensor, la: list[Any], b: Tensor, lb: list[Any], keep: set[Any]) -> tuple[Tensor, list[Any]]:
-    """Contract two operands with bmm: shared labels in ``keep`` are batch dims, other shared ones are summed."""
-    size_a = dict(zip(la, a.shape))
-    size_b = dict(zip(lb, b.shape))
-    shared = [lab for lab in la if lab in size_b]
-    # Size-1 labels broadcast: a contracted label of size 1 on one side sums the other side first.
-    for lab in shared:
-        if size_a[lab] != size_b[lab] and lab not in keep:
-            if size_a[lab] == 1:
-                b, lb = _sum_labels(b, lb, {lab})
-                a, la = _sum_labels(a, la, {lab})
-            else:
-                a, la = _sum_labels(a, la, {lab})
-                b, lb = _sum_labels(b, lb, {lab})
-    size_a = dict(zip(la, a.shape))
-    size_b = dict(zip(lb, b.shape))
-    batch = [lab for lab in la if lab in size_b and lab in keep]
-    contract = [lab for lab in la if lab in size_b and lab not in keep]
-    only_a = [lab for lab in la if lab not in size_b]
-    only_b = [lab for lab in lb if lab not in size_a]
-    bsize = [max(size_a[lab], size_b[lab]) if min(size_a[lab], size_b[lab]) else 0 for lab in batch]
-    ta = A.permute(a, [la.index(lab) for lab in batch + only_a + contract])
-    tb = A.permute(b, [lb.index(lab) for lab in batch + contract + only_b])
-    ta = A.expand(ta, bsize + list(ta.shape[len(batch):]))
-    tb = A.expand(tb, bsize + list(tb.shape[len(batch):]))
-    nb = math.prod(bsize)
-    m = math.prod(size_a[lab] for lab in only_a)
-    k = math.prod(size_a[lab] for lab in contract)
-    n = math.prod(size_b[lab] for lab in only_b)
-    out = A.bmm(A.reshape(ta, [nb, m, k]), A.reshape(tb, [nb, k, n]))
-    shape = bsize + [size_a[lab] for lab in only_a] + [size_b[lab] for lab in only_b]
-    return A.reshape(out, shape), batch + only_a + only_b
-
-
-def _einsum_path(labels: list[list[Any]], ops: list[Tensor], out: list[Any]) -> list[tuple[int, int]]:
-    """Pairwise contraction order from opt_einsum (left to right when it is not installed, is disabled
-    with ``torchplug.backends.opt_einsum.enabled = False``, or declines)."""
-    n = len(ops)
-    left_to_right = [(0, 1)] * (n - 1)
-    if n <= 2:
-        return left_to_right
+def _einsum_path(labels: list[list[Any]], ops: list[Tensor], out: list[Any]) -> list[int] | None:
+    """The contraction path opt_einsum gives 3+ operands, flattened (torch.einsum passes it to ATen); None
+    (contract left to right) for fewer operands, when opt_einsum is not installed, is disabled with
+    ``torchplug.backends.opt_einsum.enabled = False``, or declines."""
+    if len(ops) <= 2:
+        return None
     from torchplug._ops.einsum_path import get_opt_einsum, path_strategy
 
     strategy = path_strategy()  # torchplug.backends.opt_einsum: None when disabled or not installed
     if strategy is None:
-        return left_to_right
+        return None
     opt_einsum = get_opt_einsum()
     symbols: dict[Any, str] = {}
     for labs in labels + [out]:
@@ -498,73 +452,170 @@ def _einsum_path(labels: list[list[Any]], ops: list[Tensor], out: list[Any]) -> 
     try:
         path, _ = opt_einsum.contract_path(eq, *[tuple(t.shape) for t in ops], shapes=True, optimize=strategy)
     except Exception:  # noqa: BLE001 - opt_einsum rejects some broadcasts torch accepts: keep going without it
-        return left_to_right
-    return [tuple(sorted(p)) for p in path if len(p) == 2] if all(len(p) == 2 for p in path) else left_to_right
+        return None
+    if not all(len(p) == 2 for p in path):
+        return None
+    return [i for pair in path for i in pair]
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
+    """ATen's sumproduct_pair (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` of two aligned operands
+    by one bmm, with ATen's permutations and reshapes (so autograd records its nodes)."""
+    if not sum_dims:
+        return A.mul(left, right)
+    summed = set(sum_dims)
+    lro: list[int] = []
+    lo: list[int] = []
+    ro: list[int] = []
+    lro_size = lo_size = ro_size = sum_size = 1
+    lshape, rshape = tuple(left.shape), tuple(right.shape)
+    for i, (ls, rs) in enumerate(zip(lshape, rshape)):
+        sl, sr = ls != 1, rs != 1
+        if i in summed:
+            if sl and sr:
+                _same_size(ls, rs)
+                sum_size *= ls
+            elif sl:  # in one operand only: summed right away
+                left = A.sum(left, [i], True, dtype=left.dtype)
+            elif sr:
+                right = A.sum(right, [i], True, dtype=right.dtype)
+        elif sl and sr:
+            _same_size(ls, rs)
+            lro.append(i)
+            lro_size *= ls
+        elif sl:
+            lo.append(i)
+            lo_size *= ls
+        else:
+            ro.append(i)
+            ro_size *= rs
+    if lo and ro and ro[-1] < lo[0]:  # the right operand's dims come first in the output: bmm them first
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+        lshape, rshape = rshape, lshape
+    out_size = [lshape[d] for d in lro + lo] + [1] * len(sum_dims) + [rshape[d] for d in ro]
+    order = lro + lo + sum_dims + ro
+    operm = [0] * len(order)
+    for k, d in enumerate(order):
+        operm[d] = k
+    a = A.reshape(A.permute(left, order), [lro_size, lo_size, sum_size])
+    b = A.reshape(A.permute(right, lro + sum_dims + ro + lo), [lro_size, sum_size, ro_size])
+    return A.permute(A.view(A.bmm(a, b), out_size), operm)
+
+
+def _same_size(a: int, b: int) -> None:
+    if a != b:
+        raise RuntimeError("non-broadcast dimensions must match")
+
+
+def _aligned(t: Tensor, i: int, labs: list[Any], perm_index: dict[Any, int], sizes: dict[Any, int],
+             dim_counts: list[int]) -> Tensor:
+    """Operand ``i`` with its repeated labels' diagonals taken, a size-1 dim for each label it lacks, and its
+    dims permuted to ``perm_index``'s order (ATen's alignment); counts the operands where each label is not 1."""
+    permutation = [-1] * len(dim_counts)
+    dim = 0
+    shape = tuple(t.shape)
+    for lab in labs:
+        p = perm_index[lab]
+        if permutation[p] == -1:
+            size = shape[dim]
+            if size != 1:
+                seen = sizes.get(lab, 1)
+                if seen != 1 and seen != size:
+                    if isinstance(lab, str):
+                        raise RuntimeError(f"einsum(): subscript {lab} has size {size} for operand {i} which does "
+                                           f"not broadcast with previously seen size {seen}")
+                    raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {i}has size {size} "
+                                       f"which does not broadcast with previously seen ellipsis with size {seen} for "
+                                       "the respective dimension")
+                sizes[lab] = size
+                dim_counts[p] += 1
+            permutation[p] = dim
+            dim += 1
+        else:  # a repeated label: its diagonal, where the label first appeared
+            prev = permutation[p]
+            if shape[dim] != shape[prev]:
+                raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} but the sizes don't match, "
+                                   f"{shape[dim]} != {shape[prev]}")
+            t = A["movedim.intlist"](A.diagonal(t, 0, prev, dim), [-1], [prev])
+            shape = tuple(t.shape)
+    for k in range(len(permutation)):
+        if permutation[k] == -1:
+            t = A.unsqueeze(t, dim)
+            permutation[k] = dim
+            dim += 1
+    return A.permute(t, permutation)
 
 
 def einsum(equation: str, tensors: Sequence[Tensor], path: Sequence[int] | None = None) -> Tensor:
+    """ATen's einsum, step for step (so autograd records its graph): every operand aligned to the output's
+    labels followed by the contracted ones, then pairwise ``sumproduct_pair`` contractions, left to right or
+    along ``path`` (opt_einsum's, for 3+ operands, as torch.einsum computes it)."""
     ops = list(tensors)
-    labels, out, _ = _parse_einsum(equation, ops)
-    # Label sizes must agree (size 1 broadcasts).
-    sizes: dict[Any, int] = {}
-    for i, (t, labs) in enumerate(zip(ops, labels)):
-        for lab, s in zip(labs, t.shape):
-            seen = sizes.get(lab)
-            if seen is None or seen == 1:
-                sizes[lab] = s
-            elif s != seen and s != 1:
-                raise RuntimeError(
-                    f"einsum(): subscript {_label_name(lab)} has size {s} for operand {i} which does not broadcast with "
-                    f"previously seen size {seen}"
-                )
+    if not ops:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    if path is not None:
+        path_size = 1 if len(ops) == 1 else (len(ops) - 1) * 2
+        if len(path) != path_size:
+            raise RuntimeError(f"einsum(): expected contraction path given in path parameter to have size {path_size} "
+                               f"but got {len(path)}")
+    labels, out, ell_dims = _parse_einsum(equation, ops)
     for t in ops[1:]:
         if t.dtype is not ops[0].dtype:
             raise RuntimeError(
                 f"expected scalar type {scalar_type_name(ops[0].dtype)} but found {scalar_type_name(t.dtype)}"
             )
-    out_set = set(out)
-    # Per operand: diagonals, then sum labels no one else needs.
-    for i in range(len(ops)):
-        ops[i], labels[i] = _diagonalize(ops[i], labels[i])
-        others = set(out_set)
-        for j, labs in enumerate(labels):
-            if j != i:
-                others.update(labs)
-        ops[i], labels[i] = _sum_labels(ops[i], labels[i], {lab for lab in labels[i] if lab not in others},
-                                        promote=len(ops) == 1)
-    if path is not None and len(ops) > 1:
-        flat = list(path)
-        pairs = [tuple(sorted(flat[k : k + 2])) for k in range(0, len(flat), 2)]
+    # permuted order: the output's labels, then the ellipsis dims it lacks, then the other labels (A-Z, a-z)
+    perm_index = {lab: k for k, lab in enumerate(out)}
+    for lab in [(_ELL, ell_dims - 1 - e) for e in range(ell_dims)] + sorted(
+            {lab for labs in labels for lab in labs if isinstance(lab, str)}):
+        perm_index.setdefault(lab, len(perm_index))
+    out_num_dim, total = len(out), len(perm_index)
+    dim_counts = [0] * total
+    sizes: dict[Any, int] = {}
+    ops = [_aligned(t, i, labs, perm_index, sizes, dim_counts) for i, (t, labs) in enumerate(zip(ops, labels))]
+    if path is None:
+        path = _einsum_path(labels, list(tensors), out)
+        append = path is not None
     else:
-        pairs = _einsum_path(labels, ops, out)
+        append = True
+    steps = iter(path or ())
     while len(ops) > 1:
-        i, j = pairs.pop(0) if pairs else (0, 1)
-        a, la = ops[i], labels[i]
-        b, lb = ops[j], labels[j]
-        for k in (j, i):
-            del ops[k], labels[k]
-        keep = set(out_set)
-        for labs in labels:
-            keep.update(labs)
-        t, lt = _contract(a, la, b, lb, keep)
-        ops.append(t)
-        labels.append(lt)
-    result, labs = ops[0], labels[0]
-    result, labs = _sum_labels(result, labs, {lab for lab in labs if lab not in out_set})
-    # Output labels of size 1 in every operand that another operand broadcast: expand to the seen size.
-    if len(labs) != len(out):  # an output ellipsis dim absent from this operand
-        for lab in out:
-            if lab not in labs:
-                result = A.unsqueeze(result, result.dim())
-                labs = labs + [lab]
-    perm = [labs.index(lab) for lab in out]
-    if perm != list(range(len(perm))):
-        result = A.permute(result, perm)
-    target = [sizes.get(lab, 1) for lab in out]
-    if list(result.shape) != target:
-        result = A.expand(result, target)
-    if result is tensors[0]:
-        result = A.alias(result)
+        i, j = 0, 1
+        if append:
+            i, j = sorted((next(steps), next(steps)))
+            if i == j or i < 0 or j >= len(ops):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) " + (
+                    "cannot contract an operand with itself" if i == j else "operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        # contracted dims: summed in the product once no later operand has them, or in one operand right away
+        sum_dims, a_dims, b_dims = [], [], []
+        ashape, bshape = tuple(a.shape), tuple(b.shape)
+        for d in range(out_num_dim, total):
+            sa, sb = ashape[d] != 1, bshape[d] != 1
+            if sa and sb:
+                _same_size(ashape[d], bshape[d])
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1 and (sa or sb):
+                (a_dims if sa else b_dims).append(d)
+                dim_counts[d] = 0
+        if a_dims:
+            a = A.sum(a, a_dims, True, dtype=a.dtype)
+        if b_dims:
+            b = A.sum(b, b_dims, True, dtype=b.dtype)
+        result = _sumproduct_pair(a, b, sum_dims)
+        if append:
+            ops.append(result)
+        else:
+            ops.insert(0, result)
+    result = ops[0]
+    if total > out_num_dim:
+        if len(tensors) > 1:  # every contracted dim has size 1 by now
+            return A.view(result, list(result.shape[:out_num_dim]))
+        return A.sum(result, list(range(out_num_dim, total)))
     return result
 
 
@@ -749,6 +800,8 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "linalg_cross": ("CompositeExplicitAutograd", linalg_cross),
     "cross": ("CompositeImplicitAutograd", cross),
     "cdist": ("CompositeImplicitAutograd", cdist),
+    "_cdist_forward": ("CompositeExplicitAutograd", _cdist_forward),
+    "_pdist_forward": ("CompositeExplicitAutograd", _pdist_forward),
     "inner": ("CompositeImplicitAutograd", inner),
     "matrix_power": ("CompositeImplicitAutograd", lambda self, n: matrix_power(self, n)),
     "chain_matmul": ("CompositeImplicitAutograd", chain_matmul),

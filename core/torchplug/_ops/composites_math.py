@@ -153,6 +153,24 @@ def msort(self: Tensor) -> Tensor:
     return A.sort(self, 0)[0]
 
 
+# ATen's overloads with a Scalar operand, for the composites that call them as PyTorch's C++ does: the
+# Tensor overloads compute them (a Python number is a wrapped number there); autograd records their own node
+def add_scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return A.add(self, other, alpha=alpha)
+
+
+def mul_scalar(self: Tensor, other: Any) -> Tensor:
+    return A.mul(self, other)
+
+
+def div_scalar(self: Tensor, other: Any) -> Tensor:
+    return A.div(self, other)
+
+
+def norm_scalaropt_dim(self: Tensor, p: Any, dim: Any, keepdim: bool = False) -> Tensor:
+    return A.linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+
+
 # op name -> (key, kernel), the format of ``_composites.COMPOSITES``.
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "positive": ("CompositeImplicitAutograd", positive),
@@ -171,6 +189,11 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "aminmax": ("CompositeExplicitAutograd", aminmax),
     "argsort": ("CompositeImplicitAutograd", argsort),
     "msort": ("CompositeImplicitAutograd", msort),
+    # explicit: AddBackward1 / MulBackward1 / NormBackward1, one edge (the Scalar has none), as PyTorch records
+    "add.Scalar": ("CompositeExplicitAutograd", add_scalar),
+    "mul.Scalar": ("CompositeExplicitAutograd", mul_scalar),
+    "div.Scalar": ("CompositeExplicitAutograd", div_scalar),
+    "norm.ScalarOpt_dim": ("CompositeExplicitAutograd", norm_scalaropt_dim),
 }
 
 

@@ -119,14 +119,12 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
         parts = [t for t in (prepend, self, append) if t is not None]
         self = A.cat(parts, d)
     size = self.shape[d]
-    if n >= size:
-        return A.narrow(self, d, 0, 0)
-    if n == 0:
-        return self
+    if n == 0:  # a copy, never self itself (ATen: zeros_like(self).copy_(self))
+        return A.copy_(self.new_zeros(list(self.shape)), self)
     sub = A.logical_xor if self._dtype is D.bool_ else A.sub
     result = self
     length = size - 1
-    for _ in range(n):
+    for _ in range(min(n, size)):  # ATen differences min(n, size) times: the last ones are empty
         result = sub(A.narrow(result, d, 1, length), A.narrow(result, d, 0, length))
         length -= 1
     return result
@@ -185,7 +183,7 @@ def cov(self: Tensor, correction: int = 1, fweights: Tensor | None = None, aweig
         avg = A.div(A.sum(A.mul(x, w), [1]), w_sum)
     if w is not None and correction != 0:
         if aweights is not None:
-            norm_factor = A.sub(w_sum, A.div(A.mul(A.sum(A.mul(w, aweights)), correction), w_sum))
+            norm_factor = A.sub(w_sum, A.div(A["mul.Scalar"](A.sum(A.mul(w, aweights)), correction), w_sum))
         else:
             norm_factor = A.sub(w_sum, correction)
     else:
@@ -383,16 +381,17 @@ def scatter_value_reduce(self: Tensor, dim: int, index: Tensor, value: Any, redu
 
 # op name -> (key, kernel), the format of ``_composites.COMPOSITES``.
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
-    "fmax": ("CompositeImplicitAutograd", _fminmax("fmax")),
-    "fmin": ("CompositeImplicitAutograd", _fminmax("fmin")),
-    "ldexp.Tensor": ("CompositeImplicitAutograd", ldexp),
-    "dist": ("CompositeImplicitAutograd", dist),
-    "logcumsumexp": ("CompositeImplicitAutograd", logcumsumexp),
+    # explicit: one FmaxBackward0/FminBackward0/LdexpBackward0/DistBackward0 node with its own formula, as PyTorch
+    "fmax": ("CompositeExplicitAutograd", _fminmax("fmax")),
+    "fmin": ("CompositeExplicitAutograd", _fminmax("fmin")),
+    "ldexp.Tensor": ("CompositeExplicitAutograd", ldexp),
+    "dist": ("CompositeExplicitAutograd", dist),
+    "logcumsumexp": ("CompositeExplicitAutograd", logcumsumexp),  # one LogcumsumexpBackward0 node, as PyTorch
     "diff": ("CompositeImplicitAutograd", diff),
-    "renorm": ("CompositeImplicitAutograd", renorm),
+    "renorm": ("CompositeExplicitAutograd", renorm),  # one RenormBackward0 node, as PyTorch records
     "cov": ("CompositeImplicitAutograd", cov),
     "corrcoef": ("CompositeImplicitAutograd", corrcoef),
-    "put": ("CompositeImplicitAutograd", put),
+    "put": ("CompositeExplicitAutograd", put),  # one PutBackward0 node, as PyTorch records
     "index_reduce": ("CompositeImplicitAutograd", index_reduce),
     "fill_diagonal_": ("CompositeImplicitAutograd", fill_diagonal_),
     "scatter.reduce": ("CompositeExplicitAutograd", scatter_reduce_legacy),

@@ -16,7 +16,7 @@ from typing import Any
 from torchplug._base import dtype as D
 from torchplug._ops import nn_shapes as S
 from torchplug._dispatch.aten import A
-from torchplug._tensor.tensor import _no_grad, Tensor
+from torchplug._tensor.tensor import _grad_mode_on, _no_grad, Tensor
 
 __all__ = ["COMPOSITES", "apply_reduction", "vector_norm"]
 
@@ -426,7 +426,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     opmath = _OPMATH.get(dt.name, dt)
     x = _converted(input, opmath)
     dims = [input.dim() - i - 1 for i in range(len(normalized_shape))]
-    r = A.rsqrt(A.add(A.mean(A["pow.Tensor_Tensor"](x, 2), dims, True), eps_val))  # ATen: pow(x, 2).mean(...)
+    r = A.rsqrt(A["add.Scalar"](A.mean(A["pow.Tensor_Tensor"](x, 2), dims, True), eps_val))  # ATen: pow(x, 2).mean(...)
     result = _converted(A.mul(x, r), dt)
     if weight is not None:
         result = A.mul(result, weight)
@@ -604,7 +604,7 @@ def _ce_prob_target(self, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = A.add(A.mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+        target = A["add.Scalar"](A["mul.Scalar"](target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = A.mul(logp, target)
     if weight is not None:
         w = weight
@@ -616,8 +616,8 @@ def _ce_prob_target(self, target, weight, reduction, label_smoothing, class_dim)
     if reduction == 1:
         total = A.neg(A.sum(prod))
         if logp.numel() == 0:
-            return A.mul(total, math.nan)
-        return A.div(total, logp.numel() // n_classes)
+            return A["mul.Scalar"](total, math.nan)
+        return A["div.Scalar"](total, logp.numel() // n_classes)
     if reduction == 2:
         return A.neg(A.sum(prod))
     return A.neg(A.sum(prod, [class_dim]))
@@ -645,7 +645,7 @@ def _ce_label_smoothing(logp, target, weight, reduction, ignore_index, label_smo
         ret = A.sum(smooth)
     else:
         ret = smooth
-    return A.add(A.mul(nll, 1 - label_smoothing), A.mul(ret, label_smoothing / n_classes))
+    return A.add(A["mul.Scalar"](nll, 1 - label_smoothing), A["mul.Scalar"](ret, label_smoothing / n_classes))
 
 
 def _floating_loss(kernel: str, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -783,27 +783,61 @@ def _pad_circular(self, pad):
             "Invalid padding size, expected 1 or 2 non-padded dimensions, which would be equivalent to padding of "
             f"length {(ndim - 1) * 2} or {(ndim - 2) * 2} respectively but got {len(pad)}"
         )
-    out = self
+    out_shape = shape[:nonpadded]
     for i in range(padded):
         lo, hi = pad[2 * (padded - i - 1)], pad[2 * (padded - i - 1) + 1]
-        d = nonpadded + i
-        size = shape[d]
+        size = shape[nonpadded + i]
         if lo > size or hi > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        # negative pads crop first; positive pads then wrap around the cropped tensor (PyTorch's semantics)
-        start, stop = max(-lo, 0), size - max(-hi, 0)
-        core = A.narrow(out, d, start, max(stop - start, 0))
-        n = max(stop - start, 0)
-        pieces = []
+        if max(lo, hi) > size - max(-lo, 0) - max(-hi, 0):
+            # a wrap wider than what the negative pad on the other side leaves: ATen copies overlapping
+            # regions there and returns uninitialized memory; refused instead
+            raise RuntimeError("Padding value causes wrapping around more than once (after the negative padding "
+                               f"of dimension {nonpadded + i} crops it to {size - max(-lo, 0) - max(-hi, 0)}).")
+        out_shape.append(size + lo + hi)
+    if not (self._requires_grad and _grad_mode_on()):
+        return _pad_circular_cat(self, pad, shape, nonpadded, padded)
+    # ATen's _pad_circular, copy for copy (so autograd records its CopySlices graph): the input (cropped by
+    # negative pads) into the middle of an empty output, then each dim's wrapped borders copied from the output
+    # itself, last dim first (corners are written again by the later dims)
+    out = self.new_empty(out_shape)  # the method: under vmap a batched self gives a batched output
+    out_slice, in_slice = out, self
+    for i in range(padded):
+        d = padded - i + nonpadded - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        out_slice = A.slice(out_slice, d, max(lo, 0), out_shape[d] - max(hi, 0))
+        in_slice = A.slice(in_slice, d, max(-lo, 0), shape[d] - max(-hi, 0))
+    A.copy_(out_slice, in_slice)
+    for i in range(padded):
+        d = padded - i + nonpadded - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
         if lo > 0:
-            pieces.append(A.narrow(core, d, n - lo, lo))
-        pieces.append(core)
+            A.copy_(A.slice(out, d, 0, lo), A.slice(out, d, out_shape[d] - lo - max(hi, 0), out_shape[d] - max(hi, 0)))
         if hi > 0:
-            pieces.append(A.narrow(core, d, 0, hi))
-        out = pieces[0] if len(pieces) == 1 else A.cat(pieces, d)
-    return out if out is not self else A.clone(self)
+            A.copy_(A.slice(out, d, out_shape[d] - hi, out_shape[d]), A.slice(out, d, max(lo, 0), max(lo, 0) + hi))
+    return out
+
+
+def _pad_circular_cat(self, pad, shape, nonpadded, padded):
+    # the same values without a graph to match: each dim's wrapped borders concatenated to its (cropped) core,
+    # a third of the copy sequence's time
+    out, fresh = self, False
+    for i in range(padded):
+        lo, hi = pad[2 * (padded - i - 1)], pad[2 * (padded - i - 1) + 1]
+        d = nonpadded + i
+        start, stop = max(-lo, 0), shape[d] - max(-hi, 0)
+        core = A.slice(out, d, start, stop)
+        pieces = ([A.slice(core, d, stop - start - lo, stop - start)] if lo > 0 else []) + [core]
+        if hi > 0:
+            pieces.append(A.slice(core, d, 0, hi))
+        if len(pieces) > 1:
+            out, fresh = A.cat(pieces, d), True
+        else:
+            out = core
+    # never a view of the input (only cropped, or not padded at all): a new tensor, as ATen's
+    return out if fresh else A.clone(out, memory_format="contiguous_format")
 
 
 _PAD_FNS = {"reflect": "reflection", "replicate": "replication"}
@@ -923,7 +957,7 @@ def S_broadcast(a: list[int], b: list[int]) -> list[int]:
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     out_dim = max(x1.dim(), x2.dim())
     inner = out_dim - 1
-    return A.linalg_vector_norm(A.add(A.sub(x1, x2), eps), p, [inner], keepdim)  # ATen: at::norm(x1 - x2 + eps, p, ...)
+    return A["norm.ScalarOpt_dim"](A["add.Scalar"](A.sub(x1, x2), eps), p, [inner], keepdim)  # ATen: at::norm(x1 - x2 + eps, p, ...)
 
 
 # op name -> (key, kernel): registered by the core at import, attributed to "torchplug core".

@@ -122,7 +122,8 @@ class OpOverloadPacket:
         if "default" in entries:
             return entries["default"].overload(*args, **kwargs)
         errors = []
-        for name, entry in sorted(entries.items()):
+        # the Tensor overload first, as ATen registers it first (ops.aten.add(x, 2) is add.Tensor, not add.Scalar)
+        for name, entry in sorted(entries.items(), key=lambda kv: (kv[0] != "Tensor", kv[0])):
             try:
                 return entry.overload(*args, **kwargs)
             except TypeError as exc:

@@ -34,13 +34,9 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    if n <= 1:
-        return A.empty([0], dtype=input._dtype, device=input._device)
-    pairs = A.triu_indices(n, n, 1, device=input._device)
-    first = A.index_select(input, 0, A.select(pairs, 0, 0))
-    second = A.index_select(input, 0, A.select(pairs, 0, 1))
-    return A.linalg_vector_norm(A.sub(first, second), p, [1])
+    if not input.is_contiguous():  # ATen: _pdist_forward(self.contiguous(), p)
+        input = A.clone(input, memory_format="contiguous_format")
+    return A._pdist_forward(input, p)
 
 
 # ---- lp_pool --------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Storage"]
+__all__ = ["Storage", "SharedStorage"]
 
 
 class _ByteCount(int):
@@ -92,3 +92,19 @@ class Storage:
     def element_size(self) -> int:
         """1: an untyped storage's elements are bytes."""
         return 1
+
+
+class SharedStorage(Storage):
+    """Another storage's memory under a version counter of its own.
+
+    PyTorch's ``unsafe_split``/``unsafe_chunk`` pieces share their input's memory but not its version
+    counter, so an in-place write to one piece does not invalidate what autograd saved of another (ATen's
+    GRU cell writes its gate pieces in place).  ``owner`` keeps the memory, and its allocator accounting,
+    alive as long as a piece is.
+    """
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: Storage) -> None:
+        super().__init__(owner.nbytes, owner.device, owner.data)
+        self.owner = owner

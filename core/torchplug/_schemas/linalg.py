@@ -18,6 +18,9 @@ ROWS = (
     "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor | out composite",
     "cross(Tensor self, Tensor other, int? dim=None) -> Tensor | out composite",
     "cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor | composite",
+    # the distances without the matrix-product route: one CdistBackward0 node (cdist calls it as ATen does)
+    "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor | composite",
+    "_pdist_forward(Tensor self, float p=2) -> Tensor | composite",  # torch.pdist's op: one PdistBackward0 node
     "inner(Tensor self, Tensor other) -> Tensor | out composite",
     "vdot(Tensor self, Tensor other) -> Tensor | out",
     "matrix_power(Tensor self, int n) -> Tensor | out composite",

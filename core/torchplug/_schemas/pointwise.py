@@ -28,6 +28,11 @@ ROWS = (
     "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor | wrapped out pointwise composite",
     "clamp_min(Tensor self, Tensor min) -> Tensor | wrapped inplace out pointwise composite",
     "clamp_max(Tensor self, Tensor max) -> Tensor | wrapped inplace out pointwise composite",
+    # ATen's Scalar overloads, called only by composites: PyTorch's C++ add(x, eps) records AddBackward1 with one
+    # edge where Python's x + eps records AddBackward0 with two (torchplug.add/mul bind the Tensor overloads)
+    "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor | pointwise composite",
+    "mul.Scalar(Tensor self, Scalar other) -> Tensor | pointwise composite",
+    "div.Scalar(Tensor self, Scalar other) -> Tensor | pointwise composite",
     # ---- comparisons ------------------------------------------------------------------------------
     "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor | composite",
     "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool | composite",

@@ -11,6 +11,9 @@ ROWS = (
     # ---- reductions ----------------------------------------------------------------------------
     "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor | out reduction",
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor | out reduction",
+    # at::norm(x, p, dim) of the composites (pairwise_distance): NormBackward1 where torch.norm records
+    # LinalgVectorNormBackward0
+    "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor | reduction composite",
     "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor | out reduction",
     "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor | out reduction composite",
     "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor | reduction composite",

@@ -91,6 +91,20 @@ CASES.update({
     "dropout_eval_and_p0": (lambda T, a: T.nn.functional.dropout(a, 0.0, training=True) + T.nn.functional.dropout(a, 0.5, training=False),
                             [np.linspace(-1, 1, 6)], None),
     "diagonal_copy": (lambda T, a: T.diagonal_copy(a, 1), [np.linspace(-1, 1, 12).reshape(3, 4)], None),
+    # composites recorded as one node with their own formula (the jvp differentiates it)
+    "fmax_fmin_ldexp_dist": (lambda T, a, b: (T.fmax(a, b), T.fmin(a, b), T.ldexp(a, b), T.dist(a, b), T.dist(a, b, 3)),
+                             [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
+    "renorm": (lambda T, a: (T.renorm(a, 2, 0, 1.0), T.renorm(a, 1, 1, 0.5)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
+               None),
+    "logcumsumexp": (lambda T, a: (T.logcumsumexp(a, 1), T.logcumsumexp(a, 0)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
+                     None),
+    "put": (lambda T, a, s: (T.put(a, T.tensor([1, 4, -1]), s), T.put(a, T.tensor([0, 0, 2]), s, True)),
+            [np.linspace(-1, 1.5, 6).reshape(2, 3), np.linspace(0.3, 0.9, 3)], None),
+    # the composites that call ATen's Scalar overloads (add.Scalar, mul.Scalar, div.Scalar, norm.ScalarOpt_dim)
+    "scalar_overloads": (lambda T, a, b: (T.nn.functional.pairwise_distance(a, b), T.nn.functional.rms_norm(a, [4]),
+                                          T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),
+                                          T.special.ndtr(a)),
+                         [np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(1.5, -0.5, 12).reshape(3, 4)], None),
 })
 
 
@@ -342,7 +356,9 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
     for refuse in (lambda d: torchplug.ops.aten._standard_gamma_grad(d, b),
                    lambda d: torchplug.ops.aten._dirichlet_grad(d, b, b + 1),
                    lambda d: torchplug.ops.aten._sample_dirichlet(d.reshape(1, 2)),
-                   lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4)):
+                   lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4),
+                   lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
+                   lambda d: torchplug.pdist(torchplug.stack([d, b]))):  # nor for _pdist_forward
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses

@@ -113,6 +113,9 @@ GRAPH_CASES = {
     "rpow": (lambda T, x: 2 ** x, (X,)),
     "not_implemented_scalar": (lambda T, x: T.floor_divide(x, 2), (X,)),
     "not_implemented_tensors": (lambda T, x, y: T.floor_divide(x, y), (X, Y)),
+    # the fallback node has edges for the inputs that require grad only (an int or constant tensor has none)
+    "not_implemented_int_tensor": (lambda T, x: T.floor_divide(x, T.tensor([1, 2, 3, 4, 5])), (X,)),
+    "not_implemented_constant_first": (lambda T, y, x: T.heaviside(y, x), (Y, X), (False, True)),
     "clamp_min_scalar": (lambda T, x: x.clamp_min(0.1), (X,)),
     "clamp_max_tensor": (lambda T, x, y: T.clamp_max(x, y), (X, Y)),
     "clamp_min_inplace": (lambda T, x: (x * 1).clamp_min_(0.1), (X,)),
@@ -129,6 +132,55 @@ GRAPH_CASES = {
     "matrix_power_5": (lambda T, x: T.matrix_power(x[:4, :4], 5), (X,)),
     "multi_dot_chain": (lambda T, x, y: T.linalg.multi_dot([x[:, :2], y[:2], x.t(), y[:, :1]]), (X, Y)),
     "multi_dot_vectors": (lambda T, x, y: T.linalg.multi_dot([x[0, :4], y[:4], x.t(), y[0, :4]]), (X, Y)),
+    # ATen's C++ calls the Scalar overloads: AddBackward1 / MulBackward1 / DivBackward1 / NormBackward1, one edge
+    "rms_norm_weight": (lambda T, x, w: _F(T).rms_norm(x, [5], w, eps=1e-3), (X, W)),
+    "cross_entropy_label_smoothing": (lambda T, x: _F(T).cross_entropy(x, T.tensor([0, 1, 4, 2]), label_smoothing=0.2),
+                                      (X,)),
+    "cross_entropy_probabilities": (lambda T, x, p: _F(T).cross_entropy(x, p, label_smoothing=0.1), (X, P),
+                                    (True, False)),
+    "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0), (X, Y)),
+    "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
+    # ATen writes in place where the result is fresh: squeeze_ (SqueezeBackward4) after matmul's 1-d @ 2-d mm
+    "matmul_vector_matrix": (lambda T, v, y: T.matmul(v[:4], y), (W, Y)),
+    **{f"inplace_view_{k}": (lambda T, x, f=f: f(x * 1), (X,)) for k, f in {
+        "squeeze_": lambda x: x[None].squeeze_(), "squeeze_dim": lambda x: x[None].squeeze_(0),
+        "squeeze_dims": lambda x: x[None].squeeze_((0,)), "unsqueeze_": lambda x: x.unsqueeze_(1),
+        "t_": lambda x: x.t_(), "transpose_": lambda x: x.transpose_(0, 1), "swapdims_": lambda x: x.swapdims_(1, 0),
+        "swapaxes_": lambda x: x.swapaxes_(0, 1)}.items()},
+    "unsafe_chunk": (lambda T, x: x.unsafe_chunk(2, 1)[1], (X,)),
+    "unsafe_split_written_in_place": (lambda T, x: (x * 1).unsafe_split(2, 0)[0].mul_(2), (X,)),
+    # ATen's _pad_circular: copies into slices of an empty output (CopySlices), borders copied from the output
+    "pad_circular_2d": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (1, 2, 2, 1), mode="circular"), (X,)),
+    "pad_circular_negative": (lambda T, x: _F(T).pad(x.view(1, 4, 5), (-1, 2), mode="circular"), (X,)),
+    # ATen's einsum: operands unsqueezed and permuted to the output's labels, then sumproduct_pair's bmm
+    **{f"einsum_{eq}": (lambda T, x, y, eq=eq, views=views: T.einsum(eq, *(v(t) for v, t in zip(views, (x, y)))),
+                        (X, Y)) for eq, views in {
+        "ij,jk->ik": (lambda t: t, lambda t: t.t()), "ij,kj->ik": (lambda t: t, lambda t: t),
+        "ij,ij->i": (lambda t: t, lambda t: t), "i,j->ij": (lambda t: t[0], lambda t: t[1]),
+        "ii,ij->ij": (lambda t: t[:4, :4], lambda t: t[:4]), "...j,j": (lambda t: t.view(2, 2, 5), lambda t: t[0]),
+        "bij,bjk->bik": (lambda t: t.view(2, 2, 5), lambda t: t.reshape(2, 5, 2)),
+        "ij,i->": (lambda t: t, lambda t: t[:, 0])}.items()},
+    "einsum_chain_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x), (X, Y)),
+    "einsum_single_operand": (lambda T, x: T.einsum("ij->j", x), (X,)),
+    "einsum_single_operand_diagonal": (lambda T, x: T.einsum("ii->i", x[:4, :4]), (X,)),
+    # composites PyTorch records as one node with its own formula
+    "fmax": (lambda T, x, y: T.fmax(x, y), (X, Y)),
+    "fmin_constant_other": (lambda T, x, y: T.fmin(x, y[0]), (X, Y), (True, False)),
+    "ldexp_int_exponent": (lambda T, x: T.ldexp(x, T.tensor([1, -2, 0, 3, 1])), (X,)),
+    "dist": (lambda T, x, y: T.dist(x, y, 3), (X, Y)),
+    "cov_aweights": (lambda T, x, p: T.cov(x, aweights=p[0]), (X, P), (True, False)),
+    "standard_gamma_grad": (lambda T, a, o: T._standard_gamma_grad(a, o), (P, P)),
+    "renorm": (lambda T, x: T.renorm(x, 2, 0, 1.0), (X,)),
+    **{f"cdist_p{p}": (lambda T, x, y, p=p: T.cdist(x, y[:3], p), (X, Y)) for p in (0, 1, 2, 3, float("inf"))},
+    **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x, p), (X,)) for p in (0, 1, 2, float("inf"))},
+    "pdist_noncontiguous": (lambda T, x: _F(T).pdist(x.t()), (X,)),
+    "pdist_one_row": (lambda T, x: _F(T).pdist(x[:1]), (X,)),
+    "logcumsumexp": (lambda T, x: T.logcumsumexp(x, 1), (X,)),
+    "put": (lambda T, x, y: T.put(x, T.tensor([1, 7, -2]), y[0, :3]), (X, Y)),
+    "put_inplace": (lambda T, x, y: (x * 1).put_(T.tensor([1, 7, -2]), y[0, :3], accumulate=True), (X, Y)),
+    "diff_n0_is_a_copy": (lambda T, x: T.diff(x, n=0), (X,)),
+    "diff_n_too_big": (lambda T, x: T.diff(x, n=7, dim=1), (X,)),
+    "public_scalar_operands_keep_the_tensor_overloads": (lambda T, x: T.add(x, 2) * 3 / 4 + T.mul(x, 0.5), (X,)),
 }
 
 
@@ -163,6 +215,9 @@ OPINFO_OPS = (
     "stack", "cartesian_prod", "var_mean", "std_mean", "aminmax", "nn.functional.pixel_shuffle",
     "nn.functional.pixel_unshuffle", "masked_select", "cross", "diagflat", "matrix_power", "nn.functional.kl_div",
     "inner", "unflatten", "linalg.multi_dot", "linalg.matrix_norm", "linalg.norm", "diag", "split", "split_with_sizes", "chunk", "unbind", "flatten", "tensordot", "kron", "linalg.matrix_power", "tile",
+    "nn.functional.rms_norm", "nn.functional.cross_entropy", "nn.functional.pairwise_distance", "special.ndtr",
+    "matmul", "nn.functional.pad", "floor_divide", "einsum", "fmax", "fmin", "ldexp", "dist", "cov",
+    "_standard_gamma_grad", "renorm", "diff", "cdist", "nn.functional.pdist", "logcumsumexp", "put",
 )
 
 
@@ -248,6 +303,40 @@ LOSS_CASES = {
     "split_one_piece_used": (lambda T, x: x.split([1, 3], 0)[1] * 2, (X,)),
     "chunk_uneven": (lambda T, x: x.chunk(3, 1)[2].exp(), (X,)),
     "unbind_rows": (lambda T, x: x.unbind(0)[0] * 2 + x.unbind(0)[3], (X,)),
+    "rms_norm": (lambda T, x, w: _F(T).rms_norm(x, [5], w), (X, W)),
+    "cross_entropy_label_smoothing": (lambda T, x: _F(T).cross_entropy(x, T.tensor([0, 1, 4, 2]), label_smoothing=0.3),
+                                      (X,)),
+    "cross_entropy_probabilities": (lambda T, x, p: _F(T).cross_entropy(x, p / p.sum(1, keepdim=True),
+                                                                        label_smoothing=0.2), (X, P)),
+    "pairwise_distance": (lambda T, x, y: _F(T).pairwise_distance(x, y, p=3.0, keepdim=True), (X, Y)),
+    "ndtr": (lambda T, x: T.special.ndtr(x), (X,)),
+    "matmul_vector_matrix": (lambda T, v, y: T.matmul(v[:4], y).exp(), (W, Y)),
+    "inplace_views": (lambda T, x: (x * 1).t_().unsqueeze_(0).transpose_(0, 2).squeeze_(1).exp(), (X,)),
+    # the pieces written in place keep their own version counters: the saved sigmoid results stay valid
+    "unsafe_chunk_pieces_written_in_place": (
+        lambda T, x, y: (lambda a, b: a.add_(b).sigmoid_() * b.sigmoid_())(*(x * y).unsafe_chunk(2, 0)), (X, Y)),
+    "einsum_diagonal_and_size_one": (lambda T, x, y: T.einsum("iij,kj->ik", x[:4, :4, None] * y[0], y[:3]), (X, Y)),
+    "einsum_chain": (lambda T, x, y: T.einsum("ij,jk,kl,lm->im", x, y.t(), x, y.t()), (X, Y)),
+    "einsum_explicit_path": (lambda T, x, y: T.einsum("ij,jk,kl->il", x, y.t(), x[:, :1]), (X, Y)),
+    # NaNs and ties: fmax/fmin route the gradient where the value was taken
+    "fmax_nan_ties": (lambda T, x, y: T.fmax(x, y) * T.arange(20.0, dtype=T.float64).view(4, 5),
+                      (np.where(X > 1, np.nan, X), np.where(Y > 1, np.nan, np.where(Y < -1, X, Y)))),
+    "fmin_nan_ties": (lambda T, x, y: T.fmin(x, y) * T.arange(20.0, dtype=T.float64).view(4, 5),
+                      (np.where(X > 1, np.nan, X), np.where(Y > 1, np.nan, np.where(Y < -1, X, Y)))),
+    "ldexp": (lambda T, x, y: T.ldexp(x, y), (X, Y)),
+    **{f"dist_p{p}": (lambda T, x, y, p=p: T.dist(x, y, p), (X, Y)) for p in (1, 2, 3, float("inf"))},
+    **{f"renorm_p{p}_dim{d}": (lambda T, x, p=p, d=d: T.renorm(x, p, d, 0.8) * T.arange(20.0, dtype=T.float64).view(4, 5),
+                               (X,)) for p, d in ((1, 0), (2, 1), (3.5, -1), (float("inf"), 0))},
+    "diff_n0": (lambda T, x: T.diff(x, n=0) * 2, (X,)),
+    **{f"cdist_p{p}": (lambda T, x, y, p=p: T.cdist(x.view(2, 2, 5), y[:3], p) * T.arange(12.0, dtype=T.float64).view(2, 2, 3),
+                       (X, Y)) for p in (1, 2, 0.5, 3, float("inf"))},
+    **{f"pdist_p{p}": (lambda T, x, p=p: _F(T).pdist(x.t(), p) * T.arange(10.0, dtype=T.float64), (X,))
+       for p in (1, 2, 0.5, 3, float("inf"))},
+    # gradients of both signs and exact zeros (the positive and negative parts are scanned apart)
+    **{f"put_accumulate_{acc}": (lambda T, x, y, acc=acc: T.put(x, T.tensor([[0, 3], [3, 11]]), y[:2, :2], acc) * 3,
+                                 (X, Y)) for acc in (False, True)},
+    **{f"logcumsumexp_dim{d}": (lambda T, x, d=d: T.logcumsumexp(x * 3, d) * T.tensor(np.round(Y)), (X,)) for d in (0, 1)},
+    "pad_circular": (lambda T, x: _F(T).pad(x.view(1, 1, 4, 5), (2, 1, -1, 3), mode="circular").pow(2), (X,)),
     "reshape_alias_then_inplace": (lambda T, x: (x * 1).t().reshape(5, 2, 2).mul_(T.arange(20.0, dtype=T.float64).view(5, 2, 2)),
                                    (X,)),
 }
@@ -276,7 +365,8 @@ class _nullcontext:
 
 @pytest.mark.parametrize("case", ["mse_mean", "smooth_l1_sum", "huber_none", "bce_logits_mean",
                                   "bce_logits_weight_pos_weight", "celu", "var_mean", "std_mean", "split_pieces",
-                                  "kl_div", "clamp_min_tensor", "aminmax_full"])
+                                  "kl_div", "clamp_min_tensor", "aminmax_full", "dist_p3", "ldexp", "pairwise_distance",
+                                  "ndtr", "cross_entropy_probabilities"])
 def test_fused_formulas_are_differentiable(case: str) -> None:
     # the formulas are written with differentiable ops: second derivatives by finite differences
     build, arrays = LOSS_CASES[case]
@@ -371,17 +461,34 @@ def test_unused_outputs_of_fused_nodes_get_zeros_on_the_outputs_device(use: str)
     assert x.grad.device.type == "meta" and tuple(x.grad.shape) == X.shape
 
 
-@pytest.mark.parametrize("config", [{}, {"nonlinearity": "relu"}, {"bias": False}, {"num_layers": 2},
-                                    {"bidirectional": True}, {"num_layers": 2, "bidirectional": True}])
+def test_unsafe_chunk_pieces_have_their_own_version_counters_like_torch() -> None:
+    versions = []
+    for T in (torch, tp):
+        x = T.tensor(X, requires_grad=True) * 1
+        a, b = x.unsafe_chunk(2, 0)
+        a.add_(1)
+        versions.append((a._version, b._version, x._version, a._is_view(),
+                         a.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()))
+    assert versions[1] == versions[0] == (1, 0, 0, False, True)
+
+
+_RNN_CONFIGS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("RNN", {"bias": False}), ("RNN", {"num_layers": 2}),
+                ("RNN", {"bidirectional": True}), ("RNN", {"num_layers": 2, "bidirectional": True}),
+                ("RNN", {"batch_first": True}), ("GRU", {}), ("GRU", {"bias": False}),
+                ("GRU", {"num_layers": 2, "bidirectional": True}), ("GRU", {"batch_first": True})]
+
+
+@pytest.mark.parametrize("mode, config", _RNN_CONFIGS, ids=[f"{m}-{c}" for m, c in _RNN_CONFIGS])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_rnn_graph_and_gradients_match_torch(config: dict[str, Any], unbatched: bool) -> None:
-    # ATen's CPU RNN: the input projection of the whole sequence, unbound into steps, addmm + add_ per step
+def test_rnn_graph_and_gradients_match_torch(mode: str, config: dict[str, Any], unbatched: bool) -> None:
+    # ATen's CPU RNN/GRU: the input projection of the whole sequence, unbound into steps, addmm + add_ per step
+    # (GRU: its cell in place on unsafe_chunk pieces); batch_first transposes the output in place
     seq = np.random.default_rng(3).standard_normal((5, 2, 4))
     x_data = seq[:, 0] if unbatched else seq
     models, trees, grads = [], [], []
     for T in (torch, tp):
         T.manual_seed(0)
-        models.append(T.nn.RNN(4, 3, dtype=T.float64, **config))
+        models.append(getattr(T.nn, mode)(4, 3, dtype=T.float64, **config))
     with tp.no_grad():
         for p, q in zip(models[0].parameters(), models[1].parameters()):
             q.copy_(tp.tensor(p.detach().numpy()))
@@ -394,3 +501,32 @@ def test_rnn_graph_and_gradients_match_torch(config: dict[str, Any], unbatched: 
     assert trees[1] == trees[0]
     for got, ref in zip(grads[1], grads[0]):
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_circular_pad_wider_than_the_cropped_size_is_refused() -> None:
+    # ATen copies overlapping regions there and returns uninitialized memory; torchplug refuses
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        TF.pad(tp.tensor(X).view(1, 4, 5), (4, -2), mode="circular")
+
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("pads", [(1, 2, 2, 1), (-1, 2, 0, 0), (-1, -1, 0, 0), (0, 0, 0, 0), (4, 5, 3, 3)])
+def test_circular_pad_values_and_a_fresh_output_like_torch(grad: bool, pads: tuple[int, ...]) -> None:
+    # with a graph to record: ATen's copy sequence; without: concatenated borders; the same values either way
+    results = []
+    for T in (torch, tp):
+        x = T.tensor(X.reshape(1, 1, 4, 5), requires_grad=grad)
+        y = _F(T).pad(x, pads, mode="circular")
+        results.append((y.detach().numpy(), y.is_contiguous(), y._base is None, y.data_ptr() != x.data_ptr()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    assert results[1][1:] == results[0][1:] == (True, True, True)
+
+
+@pytest.mark.parametrize("op", ["logcumsumexp", "renorm", "pdist", "cdist"])
+def test_single_node_formulas_are_differentiable(op: str) -> None:
+    # their formulas are written with differentiable ops: second derivatives by finite differences
+    fn = {"logcumsumexp": lambda x: tp.logcumsumexp(x, 1), "renorm": lambda x: tp.renorm(x, 3, 0, 0.9),
+          "pdist": lambda x: TF.pdist(x, 3), "cdist": lambda x: tp.cdist(x, x[:2] * 2, 3)}[op]
+    x = tp.tensor(X[:3, :3], requires_grad=True)
+    assert tp.autograd.gradcheck(fn, (x,))
+    assert tp.autograd.gradgradcheck(fn, (x,))

@@ -252,6 +252,21 @@ def mul(n, g, self, other):
     return n[0] and g * other, n[1] and g * self
 
 
+@rule("add.Scalar")
+def add_scalar(n, g):
+    return (g,)
+
+
+@rule("mul.Scalar", saves="other")
+def mul_scalar(n, g, other):
+    return (g * other,)
+
+
+@rule("div.Scalar", saves="other")
+def div_scalar(n, g, other):
+    return (g / other,)
+
+
 @rule("div.Tensor", saves="self, other, rounding_mode")
 def div(n, g, self, other, rounding_mode):
     if rounding_mode is not None:

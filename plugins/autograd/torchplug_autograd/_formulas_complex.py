@@ -28,7 +28,7 @@ __all__: list[str] = []
 HOLOMORPHIC = (
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
     "sigmoid", "reciprocal", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "square",
-    "add.Tensor", "sub.Tensor", "mul", "mul.Tensor", "div.Tensor", "pow.Tensor_Tensor", "lerp.Tensor", "addcmul",
+    "add.Tensor", "sub.Tensor", "mul", "mul.Tensor", "add.Scalar", "mul.Scalar", "div.Scalar", "div.Tensor", "pow.Tensor_Tensor", "lerp.Tensor", "addcmul",
     "addcdiv", "dot", "mm", "bmm", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "prod", "cumprod",
 )
 

@@ -280,3 +280,27 @@ def lstsq(n, g, A, B, X):
     if vector and n[1]:
         gB = gB.squeeze(-1)
     return gA, gB
+
+
+@rule("_cdist_forward", saves="x1, x2, p, result", inputs="x1, x2")
+def _cdist_forward(n, g, x1, x2, p, result):
+    # _cdist_backward: the norm's gradient over the pairs' differences, summed over the other operand's rows
+    from ._formulas_math import vector_norm
+
+    if p == 0:
+        return n[0] and T.zeros_like(x1), n[1] and T.zeros_like(x2)
+    (pairs,) = vector_norm(n, g, x1.unsqueeze(-2) - x2.unsqueeze(-3), p, [-1], False, result)
+    return n[0] and pairs.sum(-2), n[1] and -pairs.sum(-3)
+
+
+@rule("_pdist_forward", saves="self, p, result")
+def _pdist_forward(n, g, self, p, result):
+    # _pdist_backward: each pair's norm gradient added to its first row and taken from its second
+    from ._formulas_math import vector_norm
+
+    rows = self.shape[0]
+    if p == 0 or rows <= 1:
+        return (T.zeros_like(self),)
+    first, second = T.triu_indices(rows, rows, 1, device=self.device)
+    (pairs,) = vector_norm(n, g, self.index_select(0, first) - self.index_select(0, second), p, [1], False, result)
+    return (T.zeros_like(self).index_add(0, first, pairs).index_add(0, second, -pairs),)

@@ -152,6 +152,12 @@ def nansum(n, g, self, dim, keepdim):
     return (gk * self.isnan().logical_not(),)
 
 
+@rule("norm.ScalarOpt_dim", saves="self, p, dim, keepdim, result")
+def norm_scalaropt_dim(n, g, self, p, dim, keepdim, result):
+    # norm_backward, the formula of linalg_vector_norm (p None is 2)
+    return vector_norm(n, g, self, 2 if p is None else p, dim, keepdim, result)
+
+
 @rule("linalg_vector_norm", saves="self, ord, dim, keepdim, result")
 def vector_norm(n, g, self, ord, dim, keepdim, result):
     p = float(ord)

@@ -1,9 +1,11 @@
-"""Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac) and fill_diagonal_,
-as PyTorch's derivatives.yaml writes them.  gcd/lcm take integers only and have no gradient; the
-other ops of that section are composites differentiated through their decomposition."""
+"""Derivative formulas of ``_schemas/more.py``'s primitives (nextafter, igamma/igammac), fill_diagonal_ and the
+composites PyTorch records as one node (fmax/fmin, ldexp, dist, renorm, logcumsumexp, put), as PyTorch's derivatives.yaml writes them.
+gcd/lcm take integers only and have no gradient; the section's other composites are differentiated through
+their decomposition."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torchplug as T
@@ -51,3 +53,74 @@ def fill_diagonal_(n, g, wrap):
 
 # integer-only: no gradient to give
 nondifferentiable("gcd", "lcm")
+
+
+# ---- composites PyTorch differentiates as one node (their forward is a CompositeExplicitAutograd kernel) ----
+def _fminmax(compare: Any) -> Any:
+    def formula(n, g, self, other):
+        # derivatives.yaml: the gradient goes to self where it was taken (self wins, or other is NaN), else to other
+        take_self = compare(self, other).logical_or(other.isnan())
+        return n[0] and g.masked_fill(take_self.logical_not(), 0), n[1] and g.masked_fill(take_self, 0)
+
+    return formula
+
+
+rule("fmax", saves="self, other")(_fminmax(lambda a, b: a >= b))
+rule("fmin", saves="self, other")(_fminmax(lambda a, b: a <= b))
+
+
+@rule("ldexp.Tensor", saves="other, result")
+def ldexp(n, g, other, result):
+    # self * 2**other: self's gradient is grad * 2**other, other's grad * result * log(2)
+    return n[0] and g * T.pow(2.0, other), n[1] and g * result * math.log(2.0)
+
+
+@rule("dist", saves="self, other, p, result")
+def dist(n, g, self, other, p, result):
+    # norm_backward of self - other, with the opposite sign for other
+    from ._formulas_math import vector_norm
+
+    (grad,) = vector_norm(n, g, self - other, p, None, False, result)
+    return n[0] and grad, n[1] and (None if grad is None else -grad)
+
+
+@rule("renorm", saves="self, p, dim, maxnorm")
+def renorm(n, g, self, p, dim, maxnorm):
+    # renorm_backward: the scaled slices' gradient, factor * g minus the factor's own dependence on the norm
+    from ._formulas_math import vector_norm
+
+    dims = [i for i in range(self.dim()) if i != dim % self.dim()]
+    norm = T.linalg.vector_norm(self, p, dims, keepdim=True)
+    weighted = self.conj() * g
+    if weighted.is_complex():
+        weighted = weighted.real
+    (nb,) = vector_norm(n, weighted.sum(dims, keepdim=True), self, p, dims, True, norm)
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    return (T.where(norm > maxnorm, factor * g - (factor * invnorm) * nb, g),)
+
+
+@rule("logcumsumexp", saves="self, dim, result")
+def logcumsumexp(n, g, self, dim, result):
+    # logcumsumexp_backward: grad_j = sum_{i >= j} g_i exp(x_j - y_i), a reversed logcumsumexp of log(g) - y
+    # (real: positive and negative parts apart; complex: conjugated, as for a holomorphic function)
+    if g.dim() == 0 or g.numel() == 0:
+        return (g,)
+
+    def reverse_scan(x):
+        return T.flip(T.logcumsumexp(T.flip(x, [dim]), dim), [dim])
+
+    if g.is_complex():
+        return ((reverse_scan(g.conj().log() - result) + self).exp().conj(),)
+    lowest = T.full((), T.finfo(g.dtype).min, dtype=g.dtype, device=g.device)
+    log_abs = g.abs().log()
+    pos = (reverse_scan(T.where(g > 0, log_abs, lowest) - result) + self).exp()
+    neg = (reverse_scan(T.where(g < 0, log_abs, lowest) - result) + self).exp()
+    return (pos - neg,)
+
+
+@rule("put", saves="index, source.shape, accumulate")
+def put(n, g, index, source_shape, accumulate):
+    # derivatives.yaml: self keeps the gradient where nothing was written over it; source takes it from there
+    keep = g if accumulate else g.put(index, T.zeros(list(source_shape), dtype=g.dtype, device=g.device), False)
+    return n[0] and keep, n[1] and g.take(index).reshape(list(source_shape))

@@ -28,6 +28,6 @@ rule("_dirichlet_grad", inputs="x, alpha, total", name="NotImplemented")(_not_im
 rule("binomial", inputs="count, prob", name="NotImplemented")(_not_implemented("binomial"))
 
 
-@rule("_standard_gamma_grad", saves="", inputs="self, output")
+@rule("_standard_gamma_grad", saves="", inputs="self")  # output: not differentiable (no edge), as in torch
 def _standard_gamma_grad(n, g):
     raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")

@@ -214,6 +214,21 @@ def _random(args, result, tans):
     return torchplug.zeros_like(result)
 
 
+def _no_forward_formula(op: str) -> Callable[..., Any]:
+    def refuse(args, result, tans):
+        from ._forward import not_implemented_error
+
+        raise not_implemented_error(op)
+
+    return refuse
+
+
+# derivatives.yaml has no forward formula for these: torch refuses forward AD through cdist's route without the
+# matrix product and through pdist
+jvp_rule("_cdist_forward")(_no_forward_formula("_cdist_forward"))
+jvp_rule("_pdist_forward")(_no_forward_formula("_pdist_forward"))
+
+
 @jvp_rule("copy_")
 def _copy(args, result, tans):
     # self is overwritten: only src's tangent survives (zeros when src has none)

@@ -752,7 +752,8 @@ def not_implemented_kernel(entry: OperatorEntry) -> Callable[..., Any]:
         if not diff_outs:
             return result
         node = NotImplementedNode()
-        node._next = tuple(edges)
+        # PyTorch's autograd-not-implemented fallback collects the edges of the inputs that require grad only
+        node._next = tuple(e for e in edges if e is not None)
         node._extra = {"op": short, "out_meta": {k: (o._data.shape, o._dtype) for k, o in enumerate(outs)
                                                     if isinstance(o, Tensor)}}
         node._shape, node._dtype = node._extra["out_meta"].get(0, ((), None))

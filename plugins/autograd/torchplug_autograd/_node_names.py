@@ -39,7 +39,9 @@ OVERLOAD_NUMBERS: dict[str, int] = {
     "acosh_": 1, "asinh_": 1, "atanh_": 1, "bernoulli_.float": 2, "celu_": 1, "clamp": 1, "elu_": 1,
     "fill_.Scalar": 2, "fill_.Tensor": 3, "index_fill.int_Tensor": 1, "leaky_relu_": 1, "lerp.Tensor": 1,
     "masked_fill.Tensor": 1, "max": 1, "median.dim": 1, "min": 1, "nanmedian.dim": 1, "pow.Tensor_Tensor": 1,
-    "scatter.value": 1, "threshold_": 1, "random_": 2, "random_.to": 1, "clamp_min": 1, "clamp_max": 1,
+    "scatter.value": 1, "add.Scalar": 1, "mul.Scalar": 1, "div.Scalar": 1, "norm.ScalarOpt_dim": 1,
+    # the in-place views (Tensor.squeeze_ & co.): recorded by the functional view's formula under these names
+    "squeeze_": 3, "squeeze_.dim": 4, "squeeze_.dims": 5, "unsqueeze_": 1, "t_": 1, "transpose_": 1, "threshold_": 1, "random_": 2, "random_.to": 1, "clamp_min": 1, "clamp_max": 1,
 }
 
 _NUMBER = "other.__class__ is not _Tensor"  # a Python number where PyTorch's overload takes a Scalar

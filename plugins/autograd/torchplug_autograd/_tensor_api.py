@@ -13,10 +13,11 @@ from ._engine import backward as _backward
 from ._engine import run_backward as _run_backward
 from ._inference import INFERENCE_MASK, REQUIRES_GRAD_OUTSIDE
 from ._kernels import DIFF_DTYPES
+from ._node_names import node_name
 from ._state import STATE
 
 __all__ = ["set_requires_grad", "backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
-           "retains_grad", "detach_", "is_view"]
+           "retains_grad", "detach_", "is_view", "rename_node"]
 
 
 def set_requires_grad(t: Tensor, flag: bool) -> None:
@@ -125,6 +126,20 @@ def detach_(t: Tensor) -> Tensor:
 
 def is_view(t: Tensor) -> bool:
     return t._base is not None
+
+
+_RENAMED: dict[tuple[type, str], type] = {}  # (node class, in-place op) -> the renamed class
+
+
+def rename_node(node: G.Node, op: str) -> None:
+    """Give ``node`` (recorded by a functional view) the type PyTorch names the in-place view op ``op``
+    (``aten::squeeze_.dim``: SqueezeBackward4); the formula and edges stay the view's."""
+    key = (type(node), op)
+    cls = _RENAMED.get(key)
+    if cls is None:
+        name = node_name(op)
+        cls = _RENAMED[key] = type(name, (type(node),), {"__slots__": (), "_name": name})
+    node.__class__ = cls
 
 
 from ._views import refresh_view  # noqa: E402  (Tensor.grad_fn refreshes stale views through this)

@@ -141,11 +141,10 @@ def _geometry(t: Tensor) -> tuple[Any, ...]:
     return (tuple(t._data.shape), tuple(t.stride()), t.storage_offset())
 
 
-def _view_node(view: Tensor, base: Tensor) -> AsStridedView:
+def _view_node(view: Tensor, base: Tensor, geoms: tuple[Any, Any] | None = None) -> AsStridedView:
     node = AsStridedView()
     node._next = (gradient_edge(base),)
-    node.base_geom = _geometry(base)
-    node.view_geom = _geometry(view)
+    node.base_geom, node.view_geom = geoms or (_geometry(base), _geometry(view))
     node.mode = _dtype_mode(view, base)
     node.conj = bool(view._keyset & _CONJ_MASK)
     node.neg = bool(view._keyset & _NEG_MASK)
@@ -167,13 +166,13 @@ def rebase_history(t: Tensor, node: G.Node) -> None:
     cs._next = (base_edge,) + tuple(node._next[1:])
     cs.fn = node
     cs.base_geom = _geometry(base)
-    cs.view_geom = _geometry(t)
+    cs.view_geom = _geometry(t)  # (the view's node below has the same two geometries: computed once)
     cs.mode = _dtype_mode(t, base)
     cs._shape = base._data.shape
     cs._dtype = base._dtype
     G.set_history(base, cs, 0)
     base.__dict__["_vv"] = base._storage.version
-    vnode = _view_node(t, base)
+    vnode = _view_node(t, base, (cs.base_geom, cs.view_geom))
     G.set_history(t, vnode, 0)
     t.__dict__["_vv"] = t._storage.version
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites import scalar_type_name
-from torchplug._tensor.tensor import Tensor, autograd_hooks
+from torchplug._tensor.tensor import Tensor, _grad_mode_on, autograd_hooks
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
 
@@ -33,14 +33,16 @@ def _grad_recording(t: Tensor) -> bool:
     api = autograd_hooks.tensor_api
     if api is None or not t._requires_grad:
         return False
-    from torchplug._tensor.tensor import _grad_mode_on
-
     return _grad_mode_on()
 
 
 def _adopt(self: Tensor, view: Tensor) -> Tensor:
     """Give ``self`` the sizes/strides (and autograd history) of ``view``, a view of ``self``'s storage."""
     self._data = view._data
+    cls = type(view)
+    if cls is not Tensor and cls is type(self):  # a subclass's own slots (vmap's batched value and its dim)
+        for slot in cls.__dict__.get("__slots__", ()):
+            setattr(self, slot, getattr(view, slot))
     if view._grad_fn is not None:
         self._grad_fn = view._grad_fn
         self._autograd_meta = view._autograd_meta
@@ -50,11 +52,22 @@ def _adopt(self: Tensor, view: Tensor) -> Tensor:
     return self
 
 
-def _inplace_view(name: str, make: Any) -> Any:
+def _inplace_view(name: str, make: Any, overload: Any = None) -> Any:
+    """The method ``name``: ``make``'s view adopted by ``self``; its node takes the type PyTorch gives the in-place
+    op (``overload(*args)``, the aten overload: ``squeeze_.dim`` records SqueezeBackward4, not squeeze's
+    SqueezeBackward1)."""
+    op = name if overload is None else overload
+
+    qualified = None if callable(op) else "aten::" + op
+
     def method(self: Tensor, *args: Any) -> Tensor:
-        if _grad_recording(self) and self.is_leaf:
+        recording = _grad_recording(self)
+        if recording and self.is_leaf:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        return _adopt(self, make(self, *args))
+        _adopt(self, make(self, *args))
+        if recording and self._grad_fn is not None:
+            autograd_hooks.tensor_api.rename_node(self._grad_fn, qualified or "aten::" + op(*args))
+        return self
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: ``self`` itself takes the new sizes and strides."
@@ -69,6 +82,10 @@ def _t(self: Tensor) -> Tensor:
 
 def _squeeze(self: Tensor, dim: Any = None) -> Tensor:
     return A.squeeze(self, dim)
+
+
+def _squeeze_overload(dim: Any = None) -> str:
+    return "squeeze_" if dim is None else "squeeze_.dims" if isinstance(dim, (list, tuple)) else "squeeze_.dim"
 
 
 # ---- resize_ / set_ ------------------------------------------------------------------------------------------
@@ -170,10 +187,10 @@ METHODS = {
     "fill_diagonal_": _fill_diagonal_,
     "t_": _inplace_view("t_", _t),
     "unsqueeze_": _inplace_view("unsqueeze_", lambda self, dim: A.unsqueeze(self, dim)),
-    "squeeze_": _inplace_view("squeeze_", _squeeze),
+    "squeeze_": _inplace_view("squeeze_", _squeeze, _squeeze_overload),
     "transpose_": _inplace_view("transpose_", lambda self, dim0, dim1: A.transpose(self, dim0, dim1)),
-    "swapdims_": _inplace_view("swapdims_", lambda self, dim0, dim1: A.transpose(self, dim0, dim1)),
-    "swapaxes_": _inplace_view("swapaxes_", lambda self, axis0, axis1: A.transpose(self, axis0, axis1)),
+    "swapdims_": _inplace_view("swapdims_", lambda self, dim0, dim1: A.transpose(self, dim0, dim1), "transpose_"),
+    "swapaxes_": _inplace_view("swapaxes_", lambda self, axis0, axis1: A.transpose(self, axis0, axis1), "transpose_"),
     "resize_": _resize_,
     "resize_as_": _resize_as_,
     "set_": _set_,

@@ -20,10 +20,11 @@ from typing import Any
 
 from torchplug._base import dtype as D
 from torchplug._runtime.allocator import OutOfMemoryError
+from torchplug._runtime.storage import SharedStorage
 from torchplug._dispatch.aten import A
 from torchplug._ops.surface import return_types
 from torchplug._tensor.construct import unlink_view
-from torchplug._tensor.tensor import Tensor
+from torchplug._tensor.tensor import Tensor, autograd_hooks
 from torchplug._ops.torch_namespace import TORCH
 
 __all__ = ["HANDWRITTEN", "FUNCTIONS", "METHODS"]
@@ -323,29 +324,36 @@ def _split_with_sizes_method(self: Tensor, split_sizes: Any, dim: int = 0) -> tu
     return split_with_sizes(self, split_sizes, dim)
 
 
-def _untracked(pieces: Any) -> tuple[Tensor, ...]:
+def _untracked(pieces: Any, op: str) -> tuple[Tensor, ...]:
     """The pieces as torch's unsafe variants return them: not registered as views of one base, so an in-place
-    write to one is allowed (no multi-output-view error) and is recorded on that piece alone."""
+    write to one is allowed (no multi-output-view error) and is recorded on that piece alone; each piece has a
+    version counter of its own (the memory stays shared), and their node is named after ``op``
+    (UnsafeSplitBackward0)."""
     for piece in pieces:
         unlink_view(piece)
+        piece._storage = SharedStorage(piece._storage)
         if piece.__dict__:
             piece.__dict__.pop("_multi_view", None)
+    node = pieces[0]._grad_fn if pieces else None
+    if node is not None:
+        autograd_hooks.tensor_api.rename_node(node, op)
     return tuple(pieces)
 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """``split`` whose outputs are not tracked as views of ``input`` (see :func:`_untracked`)."""
-    return _untracked(input.split(split_size, dim))
+    return _untracked(input.split(split_size, dim), "aten::unsafe_split.Tensor")
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """``split_with_sizes`` whose outputs are not tracked as views (see :func:`_untracked`)."""
-    return _untracked(split_with_sizes(input, split_sizes, dim))
+    return _untracked(split_with_sizes(input, split_sizes, dim), "aten::unsafe_split_with_sizes")
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """``chunk`` whose outputs are not tracked as views (see :func:`_untracked`)."""
-    return _untracked(input.chunk(chunks, dim))
+    """``chunk`` whose outputs are not tracked as views (see :func:`_untracked`); ATen's unsafe_chunk is an
+    unsafe_split, so its node is UnsafeSplitBackward0."""
+    return _untracked(input.chunk(chunks, dim), "aten::unsafe_split.Tensor")
 
 
 def row_stack(tensors: Any, *, out: Tensor | None = None) -> Tensor:

@@ -29,28 +29,40 @@ def _rnn_step(mode: str, x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any
             h = F.linear(h, w_hr)
         return h, c
     if mode == "GRU":
-        ir, iz, in_ = gi.chunk(3, -1)
-        hr, hz, hn = gh.chunk(3, -1)
-        r = (ir + hr).sigmoid()
-        z = (iz + hz).sigmoid()
-        n = (in_ + r * hn).tanh()
-        return (1 - z) * n + z * h, None
+        return _gru_cell(gi, h, gh), None
     pre = gi + gh
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
+def _gru_cell(gi: Any, h: Any, gh: Any) -> Any:
+    """ATen's GRUCell on the input and hidden projections ``gi``/``gh``: (h - n) * z + n over their
+    ``unsafe_chunk`` pieces, in ATen's order of operations (so the graph has its nodes).  ATen writes most of
+    these in place; the out-of-place ops record the same nodes (an in-place op on a fresh tensor is named as its
+    functional op), cost less here, and work under vmap, where a piece of an unbatched hidden state cannot take
+    a batched sum in place."""
+    ir, iz, in_ = gi.unsafe_chunk(3, -1)
+    hr, hz, hn = gh.unsafe_chunk(3, -1)
+    r = hr.add(ir).sigmoid()
+    z = hz.add(iz).sigmoid()
+    n = in_.add(hn.mul(r)).tanh()
+    return (h - n).mul(z).add(n)
+
+
 def _simple_layer_cpu(mode: str, inputs: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
                       reverse: bool) -> tuple[Any, Any]:
-    """One direction of an RNN_TANH/RNN_RELU layer as ATen's CPU FullLayer runs it (so the graph has its
+    """One direction of an RNN_TANH/RNN_RELU/GRU layer as ATen's CPU FullLayer runs it (so the graph has its
     nodes): the input projection of the whole sequence at once, unbound into steps, then per step
-    ``act(linear_hh(h).add_(x_w))``."""
+    ``act(linear_hh(h).add_(x_w))`` (the GRU cell on the step's projection)."""
     steps = list(F.linear(inputs, w_ih, b_ih).unbind(0))
     if reverse:
         steps.reverse()
     outs = []
     for x_w in steps:
-        pre = F.linear(h, w_hh, b_hh).add_(x_w)
-        h = pre.tanh() if mode == "RNN_TANH" else pre.relu()
+        if mode == "GRU":
+            h = _gru_cell(x_w, h, F.linear(h, w_hh, b_hh))
+        else:
+            pre = F.linear(h, w_hh, b_hh).add_(x_w)
+            h = pre.tanh() if mode == "RNN_TANH" else pre.relu()
         outs.append(h)
     if reverse:
         outs.reverse()
@@ -172,7 +184,7 @@ class RNNBase(Module):
             c0 = None
         layer_input = input
         h_n, c_n = [], []
-        simple_cpu = mode in ("RNN_TANH", "RNN_RELU") and input.device.type == "cpu" and seq_len > 0 and masks is None
+        simple_cpu = mode in ("RNN_TANH", "RNN_RELU", "GRU") and input.device.type == "cpu" and seq_len > 0 and masks is None
         h0s = h0.unbind(0) if simple_cpu else None  # ATen unpacks the hidden state with unbind
         for layer in range(self.num_layers):
             outs = []
@@ -215,7 +227,7 @@ class RNNBase(Module):
                 h_n_t = h_n_t.index_select(1, packed.unsorted_indices)
                 c_n_t = c_n_t.index_select(1, packed.unsorted_indices) if is_lstm else None
         elif self.batch_first:
-            output = output.transpose(0, 1)
+            output = output.transpose_(0, 1)  # in place, as ATen's _rnn_impl: TransposeBackward1
         if not batched:
             output = output.squeeze(batch_dim)
             h_n_t = h_n_t.squeeze(1)

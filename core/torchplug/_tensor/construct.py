@@ -11,9 +11,9 @@ allocator-counter updates as ``TrackedStorage`` (whose ``__del__`` the C module 
 from __future__ import annotations
 
 import importlib
-import os
 from typing import Any
 
+from torchplug._base.env import pure_python
 from torchplug._runtime.allocator import DeviceStats, TrackedStorage
 from torchplug._tensor.tensor import Tensor, make_tensor
 
@@ -30,7 +30,7 @@ def _new_view_py(data: Any, dtype: Any, dev: Any, keyset: int, storage: Any, bas
 
 
 def _load() -> Any:
-    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+    if pure_python():
         return None
     try:
         # import_module, not ``from . import``: that probes torchplug.__getattr__ first, which

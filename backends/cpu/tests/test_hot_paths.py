@@ -219,3 +219,46 @@ def test_relu_keeps_values_nans_and_negative_zero(shape, dtype):
         before = t.numpy().copy()
         out.add_(1)  # the result owns its memory
         np.testing.assert_array_equal(t.numpy(), before)
+
+
+def test_mid_size_products_take_the_thread_count_measured_faster(monkeypatch):
+    from torchplug_cpu import _blas_policy as P
+
+    if P._setter is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS the policy can steer")
+    before = torchplug.get_num_threads()
+    try:
+        torchplug.set_num_threads(2)
+        counts = []
+        monkeypatch.setattr(P, "_setter", lambda n: counts.append(n))
+        clock = [0.0]
+
+        def fake_perf():  # a product on the user's 2 threads "takes" 10 s, on one thread 1 s
+            clock[0] += 5.0 if P._current == 2 else 0.5
+            return clock[0]
+
+        monkeypatch.setattr(P, "_perf", fake_perf)
+        a = np.random.default_rng(0).standard_normal((96, 256)).astype(np.float32)
+        b = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)  # 3.1M multiply-adds
+        picks = []
+        for _ in range(2 * P.PROBE_EVERY):
+            np.testing.assert_allclose(P.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
+            picks.append(P._current)
+        assert picks[:2] == [2, 1]  # each count measured once, then the faster one
+        assert picks.count(2) == 3  # ... and the slower one re-measured every PROBE_EVERY products
+        monkeypatch.setattr(P, "_perf", lambda: clock.__setitem__(0, clock[0] + (0.5 if P._current == 2 else 5.0))
+                            or clock[0])  # the host got quiet: two threads win
+        picks = []
+        for _ in range(P.PROBE_EVERY + 3):
+            P.matmul(a, b)
+            picks.append(P._current)
+        assert picks[-3:] == [2, 2, 2]  # the probe saw two threads win: they stay
+        torchplug.use_deterministic_algorithms(True)
+        try:
+            P._current = 1
+            P.matmul(a, b)
+            assert P._current == 2  # deterministic mode: always the user's count
+        finally:
+            torchplug.use_deterministic_algorithms(False)
+    finally:
+        torchplug.set_num_threads(before)

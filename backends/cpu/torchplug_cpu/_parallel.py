@@ -218,9 +218,11 @@ _workers: Any = None  # a ThreadPoolExecutor for ``chunked``, made on first use
 _CHUNK_MIN = 1 << 16  # items per chunk: below this a hand-off costs more than the chunk
 
 
-def chunked(fn: Any, x: np.ndarray, out: np.ndarray) -> bool:
+def chunked(fn: Any, x: np.ndarray, out: np.ndarray, row: int = 0) -> bool:
     """``out[...] = fn(x)`` for an elementwise NumPy function, cut into one contiguous chunk per thread;
-    False if not done (one thread, small or non-contiguous arrays).
+    False if not done (one thread, small or non-contiguous arrays).  With ``row`` > 0 the chunks are
+    whole rows of that length, and ``fn`` gets each chunk as a (rows, row) array (a row-wise function
+    such as softmax over the last dim).
 
     For the transcendental ufuncs (exp, log, tanh, sin...) NumPy's own SIMD loops are several times
     faster per element than libm called per element from C (glibc's expf: 3-4x slower than NumPy's
@@ -233,7 +235,10 @@ def chunked(fn: Any, x: np.ndarray, out: np.ndarray) -> bool:
         return False
     if x.shape != out.shape or not (x.flags.c_contiguous and out.flags.c_contiguous):
         return False
-    parts = min(_threads, n // _CHUNK_MIN)
+    unit = row if row > 0 else 1
+    if n % unit:
+        return False
+    parts = min(_threads, n // _CHUNK_MIN, n // unit)
     if parts < 2:
         return False
     global _workers
@@ -242,14 +247,16 @@ def chunked(fn: Any, x: np.ndarray, out: np.ndarray) -> bool:
 
         _workers = ThreadPoolExecutor(max_workers=_threads - 1, thread_name_prefix="torchplug-cpu")
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    bounds = [n * p // parts for p in range(parts + 1)]
-
-    ufunc = isinstance(fn, np.ufunc)
+    rows = n // unit
+    bounds = [rows * p // parts * unit for p in range(parts + 1)]
+    ufunc = isinstance(fn, np.ufunc) and row <= 0
 
     def run(p: int) -> None:
         lo, hi = bounds[p], bounds[p + 1]
         if ufunc:
             fn(flat_x[lo:hi], out=flat_out[lo:hi])
+        elif row > 0:
+            flat_out[lo:hi].reshape(-1, unit)[...] = fn(flat_x[lo:hi].reshape(-1, unit))
         else:
             flat_out[lo:hi] = fn(flat_x[lo:hi])
 

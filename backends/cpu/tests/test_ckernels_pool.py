@@ -54,6 +54,16 @@ def test_relu_sign_of_zero_matches_torch(n, dtype, threads):
         np.testing.assert_array_equal(np.signbit(inplace), np.signbit(want))
 
 
+def test_relu_numpy_fallback_keeps_negative_zero(monkeypatch):
+    from torchplug_cpu.kernels import pointwise
+
+    monkeypatch.setattr(pointwise, "_CK", None)  # as without the C extension
+    x = np.array([-0.0, 0.0, -2.0, 3.0, np.nan, -np.inf], np.float32)
+    out = torchplug.relu(torchplug.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, 3.0, np.nan, 0.0])
+    assert np.signbit(out).tolist() == [True, False, False, False, False, False]
+
+
 # ---- reduce_dim ---------------------------------------------------------------------------------------
 SHAPES = [  # (shape, dims): rows (inner 1), short inner runs, several dims in one run
     ((1031, 263), (1,)), ((263, 1031), (-1,)), ((33, 4099, 3), (1,)), ((7, 2053, 17), (1,)), ((3, 5, 4111, 7), (1, 2)),

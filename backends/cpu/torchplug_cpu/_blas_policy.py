@@ -1,16 +1,16 @@
-"""``matmul``: NumPy's matmul with small products kept on one BLAS thread.
+"""``matmul``: NumPy's matmul with small products kept on one BLAS thread, larger ones on the count measured faster.
 
 OpenBLAS splits even small GEMMs across its threads, where the hand-off costs more than it
 saves.  Measured on 2 vCPUs (one OpenBLAS pool in the process): a 64x64x64 product takes the
 same time on one or two threads; from about a million multiply-adds two threads win
 (64x128x128: 0.78x the one-thread time, 64x512x256: 0.56x).  So products below ``SMALL_WORK``
 multiply-adds run with one thread and larger ones with the count ``torchplug.set_num_threads``
-(or the library default) gives.  (An earlier limit of 2^24 had been set while SciPy's second
+(or the library default) gives, when it is the faster one now (below).  (An earlier limit of 2^24 had been set while SciPy's second
 OpenBLAS pool was also in the process, which made two threads look slower than they are: the
 784-256-10 MLP step went from 0.67-0.70x to 0.91-0.93x PyTorch's steps/s at default threads
 when its 64x784x256 products moved to two threads.)
 
-Mid-size products (``SMALL_WORK`` up to ``ADAPT_WORK`` multiply-adds) pick their thread count by
+Products from ``SMALL_WORK`` multiply-adds up pick their thread count by
 measurement: on a host whose other cores are busy with other processes, OpenBLAS's second thread
 waits for a core and a two-thread product took 3-30x the one-thread time (256x256: 1.5 ms on one
 thread, 3.8-30 ms on two, load average 8 on 2 vCPUs), while on an idle host two threads take about
@@ -38,10 +38,9 @@ import numpy as np
 from torchplug._base.flags import are_deterministic_algorithms_enabled
 
 __all__ = ["matmul", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
-           "ADAPT_WORK", "PROBE_EVERY"]
+           "PROBE_EVERY"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
-ADAPT_WORK = 1 << 28  # multiply-adds up to which the thread count is chosen by measurement (see above)
 PROBE_EVERY = 16  # products of a size class between re-measurements of the count not chosen
 _perf = time.perf_counter
 _rates: dict[int, list[float]] = {}  # size class -> [seconds per multiply-add on 1 thread, on the user's count]
@@ -111,7 +110,7 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     global _current
     if _threads > 1 and _setter is not None:
         work = a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
-        if SMALL_WORK <= work < ADAPT_WORK and not are_deterministic_algorithms_enabled():
+        if work >= SMALL_WORK and not are_deterministic_algorithms_enabled():
             return _measured(a, b, work)
         want = 1 if a.ndim >= 2 and b.ndim >= 2 and work < SMALL_WORK else _threads
         if want != _current:

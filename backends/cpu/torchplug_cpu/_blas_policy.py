@@ -37,7 +37,7 @@ import numpy as np
 
 from torchplug._base.flags import are_deterministic_algorithms_enabled
 
-__all__ = ["matmul", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
+__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
            "PROBE_EVERY"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
@@ -154,6 +154,14 @@ def _measured(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray:
     rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
     return out
 
+
+
+def small_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a.dot(b)`` on one BLAS thread, for two 2-d float matrices whose product the caller found
+    smaller than ``SMALL_WORK`` multiply-adds: the lean path of an 8x8 ``mm``, where set-up is the cost."""
+    if _current != 1 and _setter is not None:
+        _one_thread()
+    return a.dot(b)
 
 
 def _one_thread() -> None:

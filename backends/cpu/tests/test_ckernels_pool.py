@@ -214,7 +214,9 @@ def test_chunked_honours_the_thread_count_and_layout(threads):
     x = np.linspace(0, 1, BIG, dtype=np.float32)
     out = np.empty_like(x)
     threads(1)
-    assert not _parallel.chunked(np.exp, x, out)  # one thread: the caller's NumPy call runs
+    assert not _parallel.chunked(np.exp, x, out)  # one ufunc on one thread: the caller's NumPy call runs
+    assert _parallel.chunked(lambda v: 1 / (1 + np.exp(-v)), x, out)  # a composite runs in cache-sized blocks
+    np.testing.assert_array_equal(out, 1 / (1 + np.exp(-x)))
     threads(2)
     assert _parallel.chunked(np.exp, x, out)
     np.testing.assert_array_equal(out, np.exp(x))

@@ -5,8 +5,9 @@
  * relu's backward select.  On small feature maps NumPy runs these as strided copies
  * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
  * in per-row loop overhead; here each is one pass in C.  A small pthread pool runs large
- * float32/float64 add/sub/mul/div, neg/abs/sqrt/square, sums and copies on all cores (see
- * ``parallel_for``; torchplug_cpu._parallel decides which calls take it).
+ * float32/float64 add/sub/mul/div, neg/abs/sqrt/square/relu, sums, dim reductions (reduce_dim),
+ * softmax rows and copies on all cores (see ``parallel_for``; torchplug_cpu._parallel decides which
+ * calls take it).
  *
  * Optional: built when a compiler is present (backends/cpu/setup.py marks it optional) and
  * used through torchplug_cpu._native, whose callers keep their NumPy versions as the fallback.

@@ -244,12 +244,12 @@ def test_mid_size_products_take_the_thread_count_measured_faster(monkeypatch):
         for _ in range(2 * P.PROBE_EVERY):
             np.testing.assert_allclose(P.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
             picks.append(P._current)
-        assert picks[:2] == [2, 1]  # each count measured once, then the faster one
-        assert picks.count(2) == 3  # ... and the slower one re-measured every PROBE_EVERY products
+        assert picks[:3] == [2, 1, 1]  # each count measured (not the product right after a switch), then the faster
+        assert picks.count(2) == 4  # ... and the slower one re-measured (two products) every PROBE_EVERY products
         monkeypatch.setattr(P, "_perf", lambda: clock.__setitem__(0, clock[0] + (0.5 if P._current == 2 else 5.0))
                             or clock[0])  # the host got quiet: two threads win
         picks = []
-        for _ in range(P.PROBE_EVERY + 3):
+        for _ in range(P.PROBE_EVERY + 5):
             P.matmul(a, b)
             picks.append(P._current)
         assert picks[-3:] == [2, 2, 2]  # the probe saw two threads win: they stay

@@ -140,18 +140,20 @@ def _measured(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray:
         pick = 0
     else:
         pick = 0 if rates[0] < rates[1] else 1
-        probe = seen % PROBE_EVERY == 0
+        probe = seen % PROBE_EVERY < 2  # two products: the first after a switch also wakes OpenBLAS's threads
         if probe:
             pick = 1 - pick  # re-measure the other count: the host's load moves
     want = _threads if pick else 1
-    if want != _current:
+    switched = want != _current
+    if switched:
         _setter(want)
         _current = want
     start = _perf()
     out = _product(a, b)
     rate = (_perf() - start) / work
-    # a probe replaces its count's old figure; the count in use keeps a running mean (timing noise)
-    rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
+    if not switched:  # (a product right after a switch pays the pool's wake-up: it would bias the figure)
+        # a probe replaces its count's old figure; the count in use keeps a running mean (timing noise)
+        rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
     return out
 
 

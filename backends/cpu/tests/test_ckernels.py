@@ -424,3 +424,28 @@ def test_backward_and_row_kernels_refuse_out_of_range_indices_targets_and_rows()
         k.softmax_backward(x, x, np.zeros(6, np.float32), False, 6, 0, False)
     with pytest.raises(ValueError, match="row count must be non-negative"):
         k.softmax(x, np.zeros(6, np.float32), False, -6, -1, True)
+
+
+_NATIVE_PROBE = ("import json, torchplug\n"
+                 "from torchplug_cpu import _native, _stream\n"
+                 "print(json.dumps([_native.ckernels is not None, _stream._load() is not None]))\n")
+
+
+def _native_loaded(value):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("TORCHPLUG_PURE_PYTHON", None)
+    if value is not None:
+        env["TORCHPLUG_PURE_PYTHON"] = value
+    out = subprocess.run([sys.executable, "-c", _NATIVE_PROBE], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_pure_python_zero_means_off():
+    # TORCHPLUG_PURE_PYTHON=0 keeps the C kernels and the C random stream; =1 turns both off
+    assert _native_loaded("0") == _native_loaded(None) == [True, True]
+    assert _native_loaded("1") == [False, False]

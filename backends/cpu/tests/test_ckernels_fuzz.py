@@ -262,6 +262,53 @@ def _raw_softmax(rng: random.Random) -> str:
     return "raw-softmax:ok"
 
 
+def _raw_reduce_dim(rng: random.Random) -> str:
+    sizes = [rng.randint(0, 5), rng.randint(0, 40), rng.randint(0, 6)]  # outer, r, inner
+    if rng.random() < 0.2:
+        sizes[rng.randrange(3)] = rng.choice(HOSTILE)
+    op = rng.choice([0, 0, 1, 2, 3 if rng.random() < 0.1 else 1])
+    dbl = rng.random() < 0.5
+    dtype = np.float64 if dbl else np.float32
+    valid = [max(0, min(v, 40)) for v in sizes]
+    x = _buffer(rng, sizes[0] * sizes[1] * sizes[2], dtype, like=valid[0] * valid[1] * valid[2])
+    if x.size and rng.random() < 0.2:
+        x[rng.randrange(x.size)] = rng.choice([np.nan, np.inf, -np.inf, -0.0])
+    shared = rng.random() < 0.05
+    out = x[: sizes[0] * sizes[2]] if shared else _buffer(rng, sizes[0] * sizes[2], dtype, like=valid[0] * valid[2])
+    try:
+        K.reduce_dim(op, x, out, dbl, *sizes)
+    except RAW_ERRORS:
+        return "raw-reduce_dim:error"
+    outer, r, inner = sizes
+    if outer * inner == 0:  # accepted with nothing to write
+        return "raw-reduce_dim:ok"
+    xs = x.reshape(outer, r, inner).astype(np.float64)
+    ref = xs.sum(1) if op == 0 else xs.max(1) if op == 1 else xs.min(1)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(out.reshape(outer, inner), ref, rtol=1e-5, atol=1e-5)
+    return "raw-reduce_dim:ok"
+
+
+def _raw_relu(rng: random.Random) -> str:
+    n = rng.randint(0, 40)
+    dbl = rng.random() < 0.5
+    dtype = np.float64 if dbl else np.float32
+    x = _buffer(rng, n, dtype)
+    x[::3] = -0.0
+    shared = np.zeros(2 * n + 1, dtype)
+    out = rng.choice([np.zeros(n, dtype), x, shared[1:n + 1], np.zeros(n + 1, dtype)])
+    if out is shared[1:n + 1]:
+        x = shared[:n]  # partly overlapping the output
+    want = np.where(x < 0, dtype(0), x)
+    try:
+        K.unary(4, x, out, dbl)
+    except RAW_ERRORS:
+        return "raw-relu:error"
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+    return "raw-relu:ok"
+
+
 def _raw_nll(rng: random.Random) -> str:
     rows, n = rng.randint(0, 5), rng.randint(0, 5)
     shape = [rows, n]
@@ -436,7 +483,7 @@ def _op_relu_backward(rng: random.Random):
 
 
 RAW = [_raw_columns, _raw_max_pool, _raw_max_pool_backward, _raw_threshold_backward, _raw_softmax, _raw_nll,
-       _raw_fastpath]
+       _raw_fastpath, _raw_reduce_dim, _raw_relu]
 OPS = [_op_pool, _op_conv, _op_unfold, _op_softmax, _op_nll, _op_relu_backward]
 
 

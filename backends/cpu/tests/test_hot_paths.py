@@ -204,16 +204,61 @@ def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
 
 @pytest.mark.parametrize("shape", [(5,), (64, 8, 6, 6), (3, 0), ()])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_relu_against_cached_zeros_keeps_values_nans_and_the_zeros(shape, dtype):
-    from torchplug_cpu.kernels import pointwise
-
+def test_relu_keeps_values_nans_and_negative_zero(shape, dtype):
     x = _rand(*shape, dtype=dtype)
     if x.size:
         x.reshape(-1)[0] = np.nan
+    if x.size > 1:
+        x.reshape(-1)[1] = -0.0
     for t in (torchplug.tensor(x), torchplug.tensor(x.T.copy()).permute(tuple(reversed(range(x.ndim))))):  # C and F order
         out = torchplug.relu(t)
-        np.testing.assert_array_equal(out.numpy(), np.maximum(t.numpy(), 0))
+        want = np.where(t.numpy() < 0, dtype(0), t.numpy())  # x < 0 ? 0 : x
+        np.testing.assert_array_equal(out.numpy(), want)
+        np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(want))  # -0.0 stays -0.0
         assert out.dtype == t.dtype and tuple(out.shape) == tuple(t.shape)
-        out.add_(1)  # the result owns its memory: the shared zeros stay zeros
-    for zeros in pointwise._ZEROS.values():
-        assert not zeros.flags.writeable and not zeros.any()
+        before = t.numpy().copy()
+        out.add_(1)  # the result owns its memory
+        np.testing.assert_array_equal(t.numpy(), before)
+
+
+def test_mid_size_products_take_the_thread_count_measured_faster(monkeypatch):
+    from torchplug_cpu import _blas_policy as P
+
+    if P._setter is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS the policy can steer")
+    before = torchplug.get_num_threads()
+    try:
+        torchplug.set_num_threads(2)
+        counts = []
+        monkeypatch.setattr(P, "_setter", lambda n: counts.append(n))
+        clock = [0.0]
+
+        def fake_perf():  # a product on the user's 2 threads "takes" 10 s, on one thread 1 s
+            clock[0] += 5.0 if P._current == 2 else 0.5
+            return clock[0]
+
+        monkeypatch.setattr(P, "_perf", fake_perf)
+        a = np.random.default_rng(0).standard_normal((96, 256)).astype(np.float32)
+        b = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)  # 3.1M multiply-adds
+        picks = []
+        for _ in range(2 * P.PROBE_EVERY):
+            np.testing.assert_allclose(P.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
+            picks.append(P._current)
+        assert picks[:3] == [2, 1, 1]  # each count measured (not the product right after a switch), then the faster
+        assert picks.count(2) == 4  # ... and the slower one re-measured (two products) every PROBE_EVERY products
+        monkeypatch.setattr(P, "_perf", lambda: clock.__setitem__(0, clock[0] + (0.5 if P._current == 2 else 5.0))
+                            or clock[0])  # the host got quiet: two threads win
+        picks = []
+        for _ in range(P.PROBE_EVERY + 5):
+            P.matmul(a, b)
+            picks.append(P._current)
+        assert picks[-3:] == [2, 2, 2]  # the probe saw two threads win: they stay
+        torchplug.use_deterministic_algorithms(True)
+        try:
+            P._current = 1
+            P.matmul(a, b)
+            assert P._current == 2  # deterministic mode: always the user's count
+        finally:
+            torchplug.use_deterministic_algorithms(False)
+    finally:
+        torchplug.set_num_threads(before)

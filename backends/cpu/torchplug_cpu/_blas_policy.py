@@ -1,14 +1,25 @@
-"""``matmul``: NumPy's matmul with small products kept on one BLAS thread.
+"""``matmul``: NumPy's matmul with small products kept on one BLAS thread, larger ones on the count measured faster.
 
 OpenBLAS splits even small GEMMs across its threads, where the hand-off costs more than it
 saves.  Measured on 2 vCPUs (one OpenBLAS pool in the process): a 64x64x64 product takes the
 same time on one or two threads; from about a million multiply-adds two threads win
 (64x128x128: 0.78x the one-thread time, 64x512x256: 0.56x).  So products below ``SMALL_WORK``
 multiply-adds run with one thread and larger ones with the count ``torchplug.set_num_threads``
-(or the library default) gives.  (An earlier limit of 2^24 had been set while SciPy's second
+(or the library default) gives, when it is the faster one now (below).  (An earlier limit of 2^24 had been set while SciPy's second
 OpenBLAS pool was also in the process, which made two threads look slower than they are: the
 784-256-10 MLP step went from 0.67-0.70x to 0.91-0.93x PyTorch's steps/s at default threads
 when its 64x784x256 products moved to two threads.)
+
+Products from ``SMALL_WORK`` multiply-adds up pick their thread count by
+measurement: on a host whose other cores are busy with other processes, OpenBLAS's second thread
+waits for a core and a two-thread product took 3-30x the one-thread time (256x256: 1.5 ms on one
+thread, 3.8-30 ms on two, load average 8 on 2 vCPUs), while on an idle host two threads take about
+0.6x the time.  The policy keeps a running mean of the seconds per multiply-add on one thread and
+on the user's count, per power-of-two size class, runs each product on the faster, and re-measures
+the other every ``PROBE_EVERY`` products of the class, so it follows the host's load.  OpenBLAS
+blocks some shapes differently on one and two threads (64x784x256 differs in the last bits, 256x256x256
+does not), so a mid-size product's last bits can depend on the host's load; with
+``torchplug.use_deterministic_algorithms(True)`` the count is the user's, always.
 
 The switch is OpenBLAS's own ``openblas_set_num_threads`` on NumPy's copy of the library, found
 through threadpoolctl; with another BLAS (MKL, Accelerate) or no threadpoolctl it is a plain
@@ -19,13 +30,21 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 from typing import Any
 
 import numpy as np
 
-__all__ = ["matmul", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK"]
+from torchplug._base.flags import are_deterministic_algorithms_enabled
+
+__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
+           "PROBE_EVERY"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
+PROBE_EVERY = 16  # products of a size class between re-measurements of the count not chosen
+_perf = time.perf_counter
+_rates: dict[int, list[float]] = {}  # size class -> [seconds per multiply-add on 1 thread, on the user's count]
+_seen: dict[int, int] = {}  # size class -> products run
 
 _np_matmul = np.matmul
 _setter: Any = None  # ctypes function: openblas_set_num_threads of NumPy's OpenBLAS
@@ -62,6 +81,8 @@ def set_user_threads(n: int) -> None:
     has just set the library to ``n``)."""
     global _threads, _current
     _threads = _current = n
+    _rates.clear()  # the measurements were of another count
+    _seen.clear()
 
 
 def numpy_blas_path() -> str:
@@ -80,15 +101,69 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     The library's count is changed only when the wanted one differs from the last one set, so a
     run of small products (a training loop) switches once, not twice per call: waking the pool
     back up after every product cost more than it saved.
+
+    Two float matrices go through ``ndarray.dot``: the same GEMM call (a transposed operand, such as
+    ``nn.Linear``'s ``weight.t()``, is passed to BLAS with its transpose flag, not copied; an operand
+    without a unit stride is copied by both), with about a microsecond less set-up than the matmul
+    ufunc, which is most of an 8x8 product's time.
     """
     global _current
     if _threads > 1 and _setter is not None:
-        want = 1 if a.ndim >= 2 and b.ndim >= 2 and a.size * b.shape[-1] < SMALL_WORK else _threads
+        work = a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
+        if work >= SMALL_WORK and not are_deterministic_algorithms_enabled():
+            return _measured(a, b, work)
+        want = 1 if a.ndim >= 2 and b.ndim >= 2 and work < SMALL_WORK else _threads
         if want != _current:
             _setter(want)
             _current = want
+    return _product(a, b)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.ndim == 2 and b.ndim == 2 and a.dtype.kind in "fc" and a.dtype is b.dtype:
+        return a.dot(b)
     return _np_matmul(a, b)
 
+
+def _measured(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray:
+    """A mid-size product on the thread count measured faster for its size class (see the module docstring)."""
+    global _current
+    size_class = work.bit_length()
+    rates = _rates.get(size_class)
+    if rates is None:
+        rates = _rates[size_class] = [0.0, 0.0]
+    seen = _seen[size_class] = _seen.get(size_class, 0) + 1
+    probe = True
+    if not rates[1]:
+        pick = 1  # the user's count first: what an idle host runs fastest
+    elif not rates[0]:
+        pick = 0
+    else:
+        pick = 0 if rates[0] < rates[1] else 1
+        probe = seen % PROBE_EVERY < 2  # two products: the first after a switch also wakes OpenBLAS's threads
+        if probe:
+            pick = 1 - pick  # re-measure the other count: the host's load moves
+    want = _threads if pick else 1
+    switched = want != _current
+    if switched:
+        _setter(want)
+        _current = want
+    start = _perf()
+    out = _product(a, b)
+    rate = (_perf() - start) / work
+    if not switched:  # (a product right after a switch pays the pool's wake-up: it would bias the figure)
+        # a probe replaces its count's old figure; the count in use keeps a running mean (timing noise)
+        rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
+    return out
+
+
+
+def small_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a.dot(b)`` on one BLAS thread, for two 2-d float matrices whose product the caller found
+    smaller than ``SMALL_WORK`` multiply-adds: the lean path of an 8x8 ``mm``, where set-up is the cost."""
+    if _current != 1 and _setter is not None:
+        _one_thread()
+    return a.dot(b)
 
 
 def _one_thread() -> None:

@@ -5,8 +5,9 @@
  * relu's backward select.  On small feature maps NumPy runs these as strided copies
  * over rows of a few elements, or as a dozen whole-array passes, and spends most of its time
  * in per-row loop overhead; here each is one pass in C.  A small pthread pool runs large
- * float32/float64 add/sub/mul/div, neg/abs/sqrt/square, sums and copies on all cores (see
- * ``parallel_for``; torchplug_cpu._parallel decides which calls take it).
+ * float32/float64 add/sub/mul/div, neg/abs/sqrt/square/relu, sums, dim reductions (reduce_dim),
+ * softmax rows and copies on all cores (see ``parallel_for``; torchplug_cpu._parallel decides which
+ * calls take it).
  *
  * Optional: built when a compiler is present (backends/cpu/setup.py marks it optional) and
  * used through torchplug_cpu._native, whose callers keep their NumPy versions as the fallback.
@@ -30,6 +31,10 @@
 typedef struct {
     long long n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 } geom_t;
+
+/* The thread pool (defined below with its description): runs fn over [0, n) in ranges. */
+typedef void (*range_fn)(void *ctx, long long begin, long long end, int part);
+static int parallel_for(range_fn fn, void *ctx, long long n, long long grain);
 
 /* a * b and a + b on 64-bit sizes; -1 with OverflowError set when the result does not fit. */
 static int mul64(long long a, long long b, long long *out, const char *what) {
@@ -83,6 +88,20 @@ static int check_size(Py_buffer *b, const char *what, long long count, Py_ssize_
         return -1;
     }
     return 0;
+}
+
+/* The number of ``itemsize``-byte items a flat buffer holds (the elementwise, reduction and row kernels
+ * take their length from their first buffer): the length must be a whole number of items and the
+ * buffer aligned for them; ``count`` receives it.  The other buffers of a call are then checked
+ * against that count with check_size. */
+static int buffer_items(Py_buffer *b, const char *what, Py_ssize_t itemsize, long long *count) {
+    if (itemsize <= 0 || b->len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "_ckernels: %s holds %zd bytes, not a whole number of %zd-byte items", what,
+                     b->len, itemsize);
+        return -1;
+    }
+    *count = (long long)(b->len / itemsize);
+    return check_size(b, what, *count, itemsize);
 }
 
 static int parse_geom(PyObject *g, geom_t *out) {
@@ -603,8 +622,8 @@ static PyObject *py_threshold_backward(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long n = x.len / size;
-    if (check_size(&x, "input", n, size) == 0 && check_size(&g, "grad", n, size) == 0 &&
+    long long n;
+    if (buffer_items(&x, "input", size, &n) == 0 && check_size(&g, "grad", n, size) == 0 &&
         check_size(&out, "output", n, size) == 0) {
         if (overlap(&out, &x) || overlap(&out, &g)) {
             PyErr_SetString(PyExc_ValueError, "_ckernels.threshold_backward: the output shares memory with an input; "
@@ -639,6 +658,33 @@ static int check_rows(const char *op, long long rows, long long n, long long min
     return mul64(rows, n, count, op);
 }
 
+/* Rows of a row-wise kernel go to the pool in ranges of at least ROW_GRAIN items; each row is computed
+ * the same way whichever range holds it, so results do not depend on the thread count. */
+#define ROW_GRAIN (1LL << 15)
+
+typedef struct {
+    const void *a, *b; /* the input (forward) or the gradient and the output (backward) */
+    void *out;
+    long long n;
+    int dbl, log_, backward;
+} rows_t;
+
+static void softmax_rows(void *ctx, long long begin, long long end, int part) {
+    const rows_t *r = (const rows_t *)ctx;
+    const long long at = begin * r->n, rows = end - begin; /* at <= rows * n: checked by the caller */
+    (void)part;
+    if (r->dbl && r->backward)
+        softmax_backward_double((const double *)r->a + at, (const double *)r->b + at, (double *)r->out + at, rows, r->n,
+                                r->log_);
+    else if (r->backward)
+        softmax_backward_float((const float *)r->a + at, (const float *)r->b + at, (float *)r->out + at, rows, r->n,
+                               r->log_);
+    else if (r->dbl)
+        softmax_double((const double *)r->a + at, (double *)r->out + at, rows, r->n, r->log_);
+    else
+        softmax_float((const float *)r->a + at, (float *)r->out + at, rows, r->n, r->log_);
+}
+
 /* softmax(x, out, dbl, rows, n, log) and softmax_backward(grad, output, out, dbl, rows, n, log): row-wise */
 static PyObject *py_softmax(PyObject *self, PyObject *args) {
     Py_buffer x, out;
@@ -651,11 +697,9 @@ static PyObject *py_softmax(PyObject *self, PyObject *args) {
     if (check_rows("softmax", rows, n, 1, &count) == 0 && check_size(&x, "input", count, size) == 0 &&
         check_size(&out, "output", count, size) == 0) {
         if (count) {
+            rows_t r = {x.buf, NULL, out.buf, n, dbl, log_, 0};
             Py_BEGIN_ALLOW_THREADS
-            if (dbl)
-                softmax_double((const double *)x.buf, (double *)out.buf, rows, n, log_);
-            else
-                softmax_float((const float *)x.buf, (float *)out.buf, rows, n, log_);
+            parallel_for(softmax_rows, &r, rows, ROW_GRAIN / n + 1);
             Py_END_ALLOW_THREADS
         }
         result = Py_NewRef(Py_None);
@@ -676,12 +720,9 @@ static PyObject *py_softmax_backward(PyObject *self, PyObject *args) {
     if (check_rows("softmax_backward", rows, n, 1, &count) == 0 && check_size(&g, "grad", count, size) == 0 &&
         check_size(&y, "output", count, size) == 0 && check_size(&out, "grad_input", count, size) == 0) {
         if (count) {
+            rows_t r = {g.buf, y.buf, out.buf, n, dbl, log_, 1};
             Py_BEGIN_ALLOW_THREADS
-            if (dbl)
-                softmax_backward_double((const double *)g.buf, (const double *)y.buf, (double *)out.buf, rows, n,
-                                        log_);
-            else
-                softmax_backward_float((const float *)g.buf, (const float *)y.buf, (float *)out.buf, rows, n, log_);
+            parallel_for(softmax_rows, &r, rows, ROW_GRAIN / n + 1);
             Py_END_ALLOW_THREADS
         }
         result = Py_NewRef(Py_None);
@@ -764,8 +805,6 @@ static PyObject *py_nll_backward(PyObject *self, PyObject *args) {
  * forked child until it starts its own workers. */
 
 #define POOL_MAX 64
-
-typedef void (*range_fn)(void *ctx, long long begin, long long end, int part);
 
 static struct {
     pthread_mutex_t busy; /* held by the one loop that uses the workers */
@@ -883,7 +922,7 @@ static PyObject *py_get_num_threads(PyObject *self, PyObject *args) { return PyL
 
 /* ---- elementwise loops ---- */
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, N_BINARY };
-enum { OP_NEG, OP_ABS, OP_SQRT, OP_SQUARE, N_UNARY };
+enum { OP_NEG, OP_ABS, OP_SQRT, OP_SQUARE, OP_RELU, N_UNARY };
 
 typedef struct {
     const void *x, *y; /* y: NULL for a scalar operand */
@@ -918,7 +957,7 @@ typedef struct {
         }                                                                                                           \
     }
 
-/* The unary ops whose results are exactly rounded (the same bits as NumPy's and PyTorch's loops). */
+/* The unary ops whose results are exactly rounded (the same bits as NumPy's and PyTorch's loops), and relu. */
 #define DEFINE_UNARY(T, SQRT, ABS)                                                                                  \
     static void unary_##T(void *ctx, long long begin, long long end, int part) {                                    \
         const ew_t *e = (const ew_t *)ctx;                                                                          \
@@ -929,7 +968,10 @@ typedef struct {
         case OP_NEG: for (long long i = begin; i < end; i++) out[i] = -x[i]; break;                                 \
         case OP_ABS: for (long long i = begin; i < end; i++) out[i] = ABS(x[i]); break;                             \
         case OP_SQRT: for (long long i = begin; i < end; i++) out[i] = SQRT(x[i]); break;                           \
-        default: for (long long i = begin; i < end; i++) out[i] = x[i] * x[i]; break;                               \
+        case OP_SQUARE: for (long long i = begin; i < end; i++) out[i] = x[i] * x[i]; break;                        \
+        default: /* relu: x < 0 ? 0 : x keeps -0.0 and NaN as they are, as PyTorch's clamp_min does */              \
+            for (long long i = begin; i < end; i++) out[i] = x[i] < 0 ? (T)0 : x[i];                                \
+            break;                                                                                                  \
         }                                                                                                           \
     }
 
@@ -959,10 +1001,10 @@ static PyObject *py_binary(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long n = x.len / size;
+    long long n;
     if (op < 0 || op >= N_BINARY) {
         PyErr_Format(PyExc_ValueError, "_ckernels.binary: unknown op %d (0..%d)", op, N_BINARY - 1);
-    } else if (check_size(&x, "x", n, size) == 0 && check_size(&y, "y", n, size) == 0 &&
+    } else if (buffer_items(&x, "x", size, &n) == 0 && check_size(&y, "y", n, size) == 0 &&
                check_size(&out, "out", n, size) == 0 && check_out_alias("binary", &out, &x) == 0 &&
                check_out_alias("binary", &out, &y) == 0) {
         ew_t e = {x.buf, y.buf, out.buf, 0.0, op, dbl, 0};
@@ -989,10 +1031,10 @@ static PyObject *py_binary_scalar(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long n = x.len / size;
+    long long n;
     if (op < 0 || op >= N_BINARY) {
         PyErr_Format(PyExc_ValueError, "_ckernels.binary_scalar: unknown op %d (0..%d)", op, N_BINARY - 1);
-    } else if (check_size(&x, "x", n, size) == 0 && check_size(&out, "out", n, size) == 0 &&
+    } else if (buffer_items(&x, "x", size, &n) == 0 && check_size(&out, "out", n, size) == 0 &&
                check_out_alias("binary_scalar", &out, &x) == 0) {
         ew_t e = {x.buf, NULL, out.buf, s, op, dbl, first};
         if (n) {
@@ -1007,7 +1049,7 @@ static PyObject *py_binary_scalar(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* unary(op, x, out, dbl): op 0..3: neg, abs, sqrt, square */
+/* unary(op, x, out, dbl): op 0..4: neg, abs, sqrt, square, relu */
 static PyObject *py_unary(PyObject *self, PyObject *args) {
     Py_buffer x, out;
     int op, dbl;
@@ -1015,10 +1057,10 @@ static PyObject *py_unary(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long n = x.len / size;
+    long long n;
     if (op < 0 || op >= N_UNARY) {
         PyErr_Format(PyExc_ValueError, "_ckernels.unary: unknown op %d (0..%d)", op, N_UNARY - 1);
-    } else if (check_size(&x, "x", n, size) == 0 && check_size(&out, "out", n, size) == 0 &&
+    } else if (buffer_items(&x, "x", size, &n) == 0 && check_size(&out, "out", n, size) == 0 &&
                check_out_alias("unary", &out, &x) == 0) {
         ew_t e = {x.buf, NULL, out.buf, 0.0, op, dbl, 0};
         if (n) {
@@ -1088,8 +1130,8 @@ static PyObject *py_sum(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
-    const long long n = x.len / size;
-    if (check_size(&x, "x", n, size) == 0) {
+    long long n;
+    if (buffer_items(&x, "x", size, &n) == 0) {
         sum_t s;
         s.x = x.buf;
         s.dbl = dbl;
@@ -1104,6 +1146,146 @@ static PyObject *py_sum(PyObject *self, PyObject *args) {
         result = PyFloat_FromDouble(total);
     }
     PyBuffer_Release(&x);
+    return result;
+}
+
+/* ---- reductions over one run of dims ----
+ * reduce_dim views a C-contiguous buffer as (outer, r, inner) and reduces the middle axis into an
+ * (outer, inner) output: op 0 sums (in double, rounded once), 1 takes the maximum, 2 the minimum (NaN
+ * propagates, as in PyTorch's amax/amin).  A row (inner == 1) is summed pairwise like ``sum`` above; with
+ * inner > 1 the rows are added in order into double accumulators, REDUCE_TILE columns at a time.  The
+ * ranges are cut over output items, and each item is computed the same way whichever range holds it. */
+enum { RED_SUM, RED_MAX, RED_MIN, N_RED };
+
+/* The reduction loops are compiled for AVX2 as well as the baseline and picked when the module loads
+ * (GCC's target_clones, an ifunc on ELF): NumPy's own reductions use the CPU's widest vectors, and on
+ * SSE2 alone these were 2-5x slower per thread than NumPy's.  The clones compute the same result: the
+ * summation order is fixed by the code (lanes), not by the vector width. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define WIDE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define WIDE_CLONES
+#endif
+#define REDUCE_TILE 256
+
+typedef struct {
+    const void *x;
+    void *out;
+    long long r, inner;
+    int op;
+} reduce_t;
+
+/* v replaces m when beyond it or NaN; ``|``, not ``||``: no branch, so the loops vectorize */
+#define PICK(op, v, m) ((op) == RED_MAX ? ((((v) > (m)) | ((v) != (v))) ? (v) : (m)) : ((((v) < (m)) | ((v) != (v))) ? (v) : (m)))
+
+/* The maximum or minimum of a row in SUM_LANES interleaved lanes (independent selects the compiler
+ * vectorizes), then across the lanes; a NaN anywhere makes the result NaN. */
+#define DEFINE_EXTREME(T, NAME, OP)                                                                                 \
+    WIDE_CLONES static T extreme_##NAME##_##T(const T *x, long long n) {                                            \
+        T acc[SUM_LANES];                                                                                           \
+        long long i = 0;                                                                                            \
+        for (int l = 0; l < SUM_LANES; l++) acc[l] = x[0];                                                          \
+        for (; i + SUM_LANES <= n; i += SUM_LANES)                                                                  \
+            for (int l = 0; l < SUM_LANES; l++) acc[l] = PICK(OP, x[i + l], acc[l]);                                \
+        for (; i < n; i++) acc[0] = PICK(OP, x[i], acc[0]);                                                         \
+        T m = acc[0];                                                                                               \
+        for (int l = 1; l < SUM_LANES; l++) m = PICK(OP, acc[l], m);                                                \
+        return m;                                                                                                   \
+    }
+
+DEFINE_EXTREME(float, max, RED_MAX)
+DEFINE_EXTREME(float, min, RED_MIN)
+DEFINE_EXTREME(double, max, RED_MAX)
+DEFINE_EXTREME(double, min, RED_MIN)
+
+#define DEFINE_REDUCE(T)                                                                                            \
+    WIDE_CLONES static void reduce_range_##T(void *ctx, long long begin, long long end, int part) {                 \
+        const reduce_t *c = (const reduce_t *)ctx;                                                                  \
+        const T *x = (const T *)c->x;                                                                               \
+        T *out = (T *)c->out;                                                                                       \
+        const long long r = c->r, inner = c->inner;                                                                 \
+        (void)part;                                                                                                 \
+        if (inner == 1) { /* one row per output item */                                                            \
+            for (long long o = begin; o < end; o++) {                                                               \
+                const T *row = x + o * r;                                                                           \
+                if (c->op == RED_SUM)                                                                               \
+                    out[o] = (T)pairwise_##T(row, r);                                                               \
+                else if (c->op == RED_MAX)                                                                          \
+                    out[o] = extreme_max_##T(row, r);                                                               \
+                else                                                                                                \
+                    out[o] = extreme_min_##T(row, r);                                                               \
+            }                                                                                                       \
+            return;                                                                                                 \
+        }                                                                                                           \
+        for (long long at = begin; at < end;) { /* a tile of columns inside one outer block */                      \
+            const long long o = at / inner, j0 = at % inner;                                                        \
+            long long j1 = j0 + REDUCE_TILE;                                                                        \
+            if (j1 > inner) j1 = inner;                                                                             \
+            if (j1 - j0 > end - at) j1 = j0 + (end - at);                                                           \
+            const long long w = j1 - j0;                                                                            \
+            const T *base = x + o * r * inner + j0;                                                                 \
+            T *dst = out + o * inner + j0;                                                                          \
+            if (c->op == RED_SUM) {                                                                                 \
+                double acc[REDUCE_TILE];                                                                            \
+                for (long long j = 0; j < w; j++) acc[j] = 0;                                                       \
+                for (long long p = 0; p < r; p++) {                                                                 \
+                    const T *row = base + p * inner;                                                                \
+                    for (long long j = 0; j < w; j++) acc[j] += (double)row[j];                                     \
+                }                                                                                                   \
+                for (long long j = 0; j < w; j++) dst[j] = (T)acc[j];                                               \
+            } else {                                                                                                \
+                for (long long j = 0; j < w; j++) dst[j] = base[j];                                                 \
+                for (long long p = 1; p < r; p++) {                                                                 \
+                    const T *row = base + p * inner;                                                                \
+                    if (c->op == RED_MAX)                                                                           \
+                        for (long long j = 0; j < w; j++) dst[j] = PICK(RED_MAX, row[j], dst[j]);                   \
+                    else                                                                                            \
+                        for (long long j = 0; j < w; j++) dst[j] = PICK(RED_MIN, row[j], dst[j]);                   \
+                }                                                                                                   \
+            }                                                                                                       \
+            at += w;                                                                                                \
+        }                                                                                                           \
+    }
+
+DEFINE_REDUCE(float)
+DEFINE_REDUCE(double)
+
+/* reduce_dim(op, x, out, dbl, outer, r, inner): out[o, j] = op over p of x[o, p, j] (see above) */
+static PyObject *py_reduce_dim(PyObject *self, PyObject *args) {
+    Py_buffer x, out;
+    int op, dbl;
+    long long outer, r, inner;
+    if (!PyArg_ParseTuple(args, "iy*w*pLLL:reduce_dim", &op, &x, &out, &dbl, &outer, &r, &inner))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t size = dbl ? sizeof(double) : sizeof(float);
+    const long long in_sizes[3] = {outer, r, inner}, out_sizes[2] = {outer, inner};
+    long long items, outputs;
+    if (op < 0 || op >= N_RED) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.reduce_dim: unknown op %d (0..%d)", op, N_RED - 1);
+    } else if (product("reduce_dim input", &items, 3, in_sizes) == 0 &&
+               product("reduce_dim output", &outputs, 2, out_sizes) == 0 &&
+               check_size(&x, "x", items, size) == 0 && check_size(&out, "out", outputs, size) == 0) {
+        if (r < 1 && outputs && op != RED_SUM) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.reduce_dim: a maximum or minimum over an empty dim has no "
+                            "value; check the dim's size first");
+        } else if (overlap(&x, &out)) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.reduce_dim: the output shares memory with the input; pass "
+                            "a fresh output array");
+        } else {
+            reduce_t c = {x.buf, out.buf, r, inner, op};
+            if (outputs) {
+                /* a range: at least EW_GRAIN items read */
+                const long long grain = r > 0 ? EW_GRAIN / r + 1 : outputs;
+                Py_BEGIN_ALLOW_THREADS
+                parallel_for(dbl ? reduce_range_double : reduce_range_float, &c, outputs, grain);
+                Py_END_ALLOW_THREADS
+            }
+            result = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
     return result;
 }
 
@@ -1274,8 +1456,10 @@ static PyMethodDef methods[] = {
     {"binary", py_binary, METH_VARARGS, "binary(op, x, y, out, dbl): out = x op y (0 add, 1 sub, 2 mul, 3 div)."},
     {"binary_scalar", py_binary_scalar, METH_VARARGS,
      "binary_scalar(op, x, scalar, out, dbl, scalar_first): out = x op scalar (or scalar op x)."},
-    {"unary", py_unary, METH_VARARGS, "unary(op, x, out, dbl): 0 neg, 1 abs, 2 sqrt, 3 square."},
+    {"unary", py_unary, METH_VARARGS, "unary(op, x, out, dbl): 0 neg, 1 abs, 2 sqrt, 3 square, 4 relu."},
     {"sum", py_sum, METH_VARARGS, "sum(x, dbl) -> the pairwise sum (double) of a float32/float64 buffer."},
+    {"reduce_dim", py_reduce_dim, METH_VARARGS,
+     "reduce_dim(op, x, out, dbl, outer, r, inner): out = sum (0), max (1) or min (2) over the middle axis."},
     {"copy", py_copy, METH_VARARGS, "copy(src, dst): dst[:] = src[:] for two disjoint buffers of one length."},
     {"copy_strided", py_copy_strided, METH_VARARGS,
      "copy_strided(src, dst): a strided src into a disjoint C-contiguous dst of its items."},

@@ -15,7 +15,7 @@ __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
     "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
     "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
-    "storage", "wrap_foreign", "matmul", "lazy_import",
+    "storage", "wrap_foreign", "matmul", "lazy_import", "small_dot",
 ]
 
 pending_backend: Any = None
@@ -68,6 +68,20 @@ def _pick_matmul() -> Any:
 
 
 matmul = _pick_matmul()  # every GEMM of the kernels goes through this
+
+
+def _pick_small_dot() -> Any:
+    """``_blas_policy.small_dot`` for NumPy arrays; None when these helpers serve another array library."""
+    import numpy
+
+    if np.ndarray is not numpy.ndarray:
+        return None
+    from torchplug_cpu._blas_policy import small_dot as found
+
+    return found
+
+
+small_dot = _pick_small_dot()  # mm's lean path for small float products (None: use matmul)
 
 
 def _pick_ckernels() -> Any:

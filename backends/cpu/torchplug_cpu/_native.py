@@ -9,14 +9,15 @@ as ``_common.ckernels``, which is None where the helpers serve a non-NumPy array
 from __future__ import annotations
 
 import importlib
-import os
 from typing import Any
+
+from torchplug._base.env import pure_python
 
 __all__ = ["ckernels"]
 
 
 def _load() -> Any:
-    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+    if pure_python():
         return None
     try:
         return importlib.import_module("torchplug_cpu._ckernels")

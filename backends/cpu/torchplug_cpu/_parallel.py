@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MIN_ITEMS", "set_threads", "threads", "binary", "binary_scalar", "unary", "square", "total", "copy", "OPS",
-           "UNARY_OPS"]
+           "UNARY_OPS", "reduce_dim", "RED_SUM", "RED_MAX", "RED_MIN", "chunked"]
 
 # Items below which one thread is as fast: the pool's ranges are at least 2^16 items (2 x 256 KiB
 # for float32), so a loop needs two of them before a second thread can take one.
@@ -55,6 +55,7 @@ def set_threads(n: int) -> None:
     """The most threads one large loop uses (``torchplug.set_num_threads`` calls this)."""
     global _threads
     _threads = n
+    _reset_workers(n)
     if _K is not None:
         _K.set_num_threads(n)
 
@@ -174,6 +175,118 @@ def copy(dst: np.ndarray, src: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ``reduce_dim`` ops (the C kernel's numbering)
+RED_SUM, RED_MAX, RED_MIN = 0, 1, 2
+# Inner runs (the items after the reduced dims) up to which the C reduction beats NumPy's: NumPy
+# reduces a short strided inner run item by item (64x4096x16 over dim 1: 12-16 ms against 1.5-3 ms),
+# while over long inner runs, and for the maximum of whole rows, its SIMD loops win.
+_SHORT_INNER = 64
+
+
+def reduce_dim(op: int, x: Any, axes: tuple[int, ...], keepdim: bool) -> np.ndarray | None:
+    """The sum (``RED_SUM``), maximum or minimum over ``axes`` (adjacent dims) of a large C-contiguous
+    float32/float64 array, in C on the thread pool; None if not done (the caller's NumPy call runs).
+
+    Sums run whatever the thread count, so a result does not depend on it: rows pairwise in double
+    as ``total`` does, other layouts adding rows in order into double accumulators.
+    """
+    if _K is None or x.__class__ is not _ndarray or x.size < MIN_ITEMS or x.dtype not in _FLOATS:
+        return None
+    if not axes or not x.flags.c_contiguous:
+        return None
+    first, last = min(axes), max(axes)
+    if last - first + 1 != len(set(axes)):
+        return None  # dims that are not one run
+    shape = x.shape
+    outer, r, inner = 1, 1, 1
+    for n in shape[:first]:
+        outer *= n
+    for n in shape[first:last + 1]:
+        r *= n
+    for n in shape[last + 1:]:
+        inner *= n
+    if inner > _SHORT_INNER or (inner == 1 and op != RED_SUM) or r == 0:
+        return None
+    out = np.empty(shape[:first] + (1,) * (last - first + 1) * keepdim + shape[last + 1:], x.dtype)
+    _K.reduce_dim(op, x, out, x.dtype is _F64, outer, r, inner)
+    return out
+
+
+_workers: Any = None  # a ThreadPoolExecutor for ``chunked``, made on first use
+_CHUNK_MIN = 1 << 16  # items per chunk: below this a hand-off costs more than the chunk
+_BLOCK = 1 << 14  # items per block of a composite function (64 KiB of float32 per temporary)
+
+
+def chunked(fn: Any, x: np.ndarray, out: np.ndarray, row: int = 0) -> bool:
+    """``out[...] = fn(x)`` for an elementwise NumPy function, cut into one contiguous chunk per thread;
+    False if not done (small or non-contiguous arrays; a ufunc on one thread).  With ``row`` > 0 the
+    chunks are whole rows of that length, and ``fn`` gets each chunk as a (rows, row) array (a row-wise
+    function such as softmax over the last dim).
+
+    A function that is not one ufunc (sigmoid's ``1 / (1 + exp(-x))``, softmax's passes) runs on
+    blocks of about ``_BLOCK`` items, on one thread too: its temporaries then stay in cache instead of
+    being fresh multi-megabyte arrays per pass (4M-item sigmoid: 15.6 ms whole; page faults on fresh
+    temporaries in two threads made it 33 ms).
+
+    For the transcendental ufuncs (exp, log, tanh, sin...) NumPy's own SIMD loops are several times
+    faster per element than libm called per element from C (glibc's expf: 3-4x slower than NumPy's
+    AVX-512 exp on float32), so the chunks run NumPy's loops: NumPy releases the GIL inside them, and
+    the chunks run at once on Python worker threads (the calling thread takes the first).  Each chunk
+    computes its items exactly as the whole call would, so results do not depend on the thread count.
+    """
+    n = out.size
+    if n < MIN_ITEMS or x.__class__ is not _ndarray or out.__class__ is not _ndarray:
+        return False
+    if x.shape != out.shape or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return False
+    unit = row if row > 0 else 1
+    if n % unit:
+        return False
+    ufunc = isinstance(fn, np.ufunc) and row <= 0
+    parts = min(_threads, n // _CHUNK_MIN, n // unit)
+    if parts < 2 and ufunc:
+        return False  # one ufunc call on one thread is the caller's own
+    parts = max(parts, 1)
+    global _workers
+    if _workers is None and parts > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _workers = ThreadPoolExecutor(max_workers=_threads - 1, thread_name_prefix="torchplug-cpu")
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    rows = n // unit
+    bounds = [rows * p // parts * unit for p in range(parts + 1)]
+    block = max(_BLOCK // unit, 1) * unit  # whole rows
+
+    def run(p: int) -> None:
+        lo, hi = bounds[p], bounds[p + 1]
+        if ufunc:
+            fn(flat_x[lo:hi], out=flat_out[lo:hi])
+            return
+        for start in range(lo, hi, block):
+            stop = min(start + block, hi)
+            if row > 0:
+                flat_out[start:stop].reshape(-1, unit)[...] = fn(flat_x[start:stop].reshape(-1, unit))
+            else:
+                flat_out[start:stop] = fn(flat_x[start:stop])
+
+    def work(p: int) -> None:
+        with np.errstate(all="ignore"):  # the caller computes quietly (its NumPy error state is not the worker's)
+            run(p)
+
+    futures = [_workers.submit(work, p) for p in range(1, parts)]
+    run(0)
+    for f in futures:
+        f.result()
+    return True
+
+
+def _reset_workers(n: int) -> None:
+    global _workers
+    if _workers is not None and _workers._max_workers != max(n - 1, 1):
+        _workers.shutdown(wait=False)
+        _workers = None
 
 
 set_threads(_default_threads())

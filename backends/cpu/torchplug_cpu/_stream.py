@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from torchplug._base.env import pure_python
 from torchplug._runtime import generator as R
 
 __all__ = [
@@ -36,7 +37,7 @@ _OUT_DTYPE = {RAW32: np.uint32, UNIFORM_F: np.float32, UNIFORM_D: np.float64, NO
 
 
 def _load() -> Any:
-    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+    if pure_python():
         return None
     try:
         return importlib.import_module("torchplug_cpu._crandom")

@@ -457,7 +457,9 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
 
 
 def matmul(self: Tensor, other: Tensor) -> Tensor:
-    d1, d2 = self.dim(), other.dim()
+    d1, d2 = len(self._data.shape), len(other._data.shape)  # (what dim() answers, without two method calls)
+    if d1 == 2 and d2 == 2:  # the common case first: one mm
+        return A.mm(self, other)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
     if d1 == 1 and d2 == 1:
@@ -466,8 +468,6 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         return A.mv(self, other)
     if d1 == 1 and d2 == 2:
         return A.mm(A.unsqueeze(self, 0), other).squeeze_(0)  # in place on the fresh mm, as ATen: SqueezeBackward4
-    if d1 == 2 and d2 == 2:
-        return A.mm(self, other)
     if _should_fold(self, other):
         # Fold the larger operand's batch into rows: one GEMM instead of a batched one (PyTorch's
         # fold; a 1-d/2-d self times a batch runs on the batch's transpose).

@@ -13,9 +13,9 @@ allocator-counter updates as ``TrackedStorage`` (whose ``__del__`` the C module 
 from __future__ import annotations
 
 import importlib
-import os
 from typing import Any
 
+from torchplug._base.env import pure_python
 from torchplug._dispatch.keys import AUTOGRAD_BAND, INFERENCE_BIT
 from torchplug._dispatch.tls import tls
 from torchplug._runtime.allocator import DeviceStats, TrackedStorage
@@ -78,7 +78,7 @@ def unlink_view(t: Tensor) -> Tensor:
 
 
 def _load() -> Any:
-    if os.environ.get("TORCHPLUG_PURE_PYTHON"):
+    if pure_python():
         return None
     try:
         # import_module, not ``from . import``: that probes torchplug.__getattr__ first, which

@@ -10,13 +10,17 @@ from torchplug._ops import composites as CP
 from torchplug._base import dtype as D
 from torchplug.library import KernelTable
 
+from torchplug_cpu._blas_policy import SMALL_WORK as _SMALL_WORK  # (absolute: the module is host-only)
+
 from .. import _common as C
 from .core import fresh
 
 TABLE = KernelTable("CPU")
 
 _matmul = C.matmul  # np.matmul, small products on one BLAS thread (see _blas_policy)
+_small_dot = C.small_dot  # ndarray.dot on one BLAS thread (None where the helpers serve another library)
 _wrap = fresh
+_DOT = frozenset((D.float32, D.float64, D.complex64, D.complex128))  # the dtypes BLAS multiplies itself
 
 # C++ type names PyTorch prints in some dtype-mismatch messages.
 _CPP_NAMES = {
@@ -69,10 +73,14 @@ def _no_products(out_numel: int, k: int) -> bool:
 @TABLE.impl("aten::mm")
 def mm(self, mat2):
     a, b = self._data, mat2._data
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or self._dtype is not mat2._dtype or self._dtype is D.bool_:
+    dt = self._dtype
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or dt is not mat2._dtype or dt is D.bool_:
         _check_mm(self, mat2)
-        if self._dtype is D.bool_:
+        if dt is D.bool_:
             return _wrap(np.zeros((a.shape[0], b.shape[1]), np.bool_))
+    if dt in _DOT and _small_dot is not None and 0 < a.size * b.shape[1] < _SMALL_WORK:
+        # the lean path (an 8x8 product is mostly set-up): a non-empty result needs no stride fix-up
+        return C.wrap(_small_dot(a, b))
     return _wrap(_product(a, b))
 
 

@@ -117,6 +117,7 @@ def _opmath_scalar(dt: D.dtype, other: Any) -> Any:
 
 
 _PLAIN = frozenset((D.float32, D.float64))  # dtypes NumPy computes exactly like PyTorch with a Python scalar
+_C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INT64 = D.int64  # ...and with a Python int
 
 
@@ -217,10 +218,18 @@ def _float_unary(fn: Any, name: str) -> Any:
         dt = self._dtype
         if dt in _PLAIN:  # fast path
             x = self._data
-            if x.size >= _MIN_ITEMS and fn in P.UNARY_OPS:
+            if x.size >= _MIN_ITEMS:
                 out = np.empty(x.shape, x.dtype)
-                if P.unary(fn, x, out):
-                    return wrap(out)
+                if fn in P.UNARY_OPS:
+                    if P.unary(fn, x, out):
+                        return wrap(out)
+                else:
+                    tok = quiet()
+                    try:
+                        if P.chunked(fn, x, out):  # NumPy's loop on every thread (see _parallel.chunked)
+                            return wrap(out)
+                    finally:
+                        loud(tok)
             tok = quiet()
             try:
                 return wrap(fn(x))
@@ -285,22 +294,18 @@ def _frac(x: np.ndarray) -> np.ndarray:
     return x - np.trunc(x)
 
 
-_ZEROS: dict[np.dtype, np.ndarray] = {}  # read-only zeros per dtype, the second operand of relu
-_ZEROS_LIMIT = 1 << 18
+_CK = C.ckernels  # the C kernels (None: not built, or these helpers serve another array library)
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
-    # np.maximum with a scalar (0-d) operand runs an unvectorized loop, 3x slower than against an
-    # array of zeros; contiguous inputs up to _ZEROS_LIMIT elements take a slice of a cached one.
-    n = x.size
-    if 0 < n <= _ZEROS_LIMIT and x.flags.c_contiguous:
-        zeros = _ZEROS.get(x.dtype)
-        if zeros is None or zeros.size < n:
-            zeros = np.zeros(max(n, 4096), x.dtype)
-            zeros.flags.writeable = False
-            _ZEROS[x.dtype] = zeros
-        return np.maximum(x, zeros[:n].reshape(x.shape))
-    return np.maximum(x, np.zeros((), x.dtype))
+    # x < 0 ? 0 : x, as PyTorch's clamp_min(0): -0.0 and NaN pass through unchanged.  (np.maximum(x, 0)
+    # answers -0.0 with +0.0 or -0.0 depending on which of NumPy's SIMD loops runs.)  The C kernel is one
+    # branch-free pass, on the thread pool when large; np.where is the fallback.
+    if _CK is not None and x.dtype in _C_FLOATS and x.flags.c_contiguous:
+        out = np.empty(x.shape, x.dtype)
+        _CK.unary(4, x, out, x.dtype.itemsize == 8)
+        return out
+    return np.where(x < 0, x.dtype.type(0), x)
 
 
 def _square(x: np.ndarray) -> np.ndarray:

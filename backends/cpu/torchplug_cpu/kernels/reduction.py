@@ -88,9 +88,12 @@ def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dt
     if self._dtype in _FLOAT8:
         raise not_implemented("sum_cpu", self._dtype)
     x, dt = _accumulating(self, dtype)
+    axes = _axes(x, dim)
     tok = quiet()
     try:
-        r = _SUM(x, axis=_axes(x, dim), dtype=_acc(dt), keepdims=keepdim)
+        r = P.reduce_dim(P.RED_SUM, x, axes, keepdim) if dt in _PLAIN else None  # C, on the pool (see _parallel)
+        if r is None:
+            r = _SUM(x, axis=axes, dtype=_acc(dt), keepdims=keepdim)
     finally:
         loud(tok)
     return _finish(r, dt)
@@ -131,7 +134,10 @@ def mean(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype | 
         s = P.total(x) if x.size >= _MIN_ITEMS and dt in _PLAIN and len(axes) == x.ndim and not keepdim else None
         if s is not None:  # the sum rounded to the dtype first, then divided in it, as the NumPy path does
             return wrap(np.asarray(s, x.dtype) / np.asarray(x.size, x.dtype))
-        r = _SUM(x, axis=axes, dtype=_acc(dt), keepdims=keepdim) / np.asarray(_count(x, axes), _acc(dt))
+        r = P.reduce_dim(P.RED_SUM, x, axes, keepdim) if dt in _PLAIN else None
+        if r is None:
+            r = _SUM(x, axis=axes, dtype=_acc(dt), keepdims=keepdim)
+        r = r / np.asarray(_count(x, axes), _acc(dt))
     finally:
         loud(tok)
     return _finish(r, dt)
@@ -151,13 +157,16 @@ def _check_nonempty(name: str, x: np.ndarray, axes: tuple[int, ...], specified: 
             raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
-def _extreme(name: str, np_fn: Any, kname: str) -> Any:
+def _extreme(name: str, np_fn: Any, kname: str, op: int) -> Any:
     def kernel(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
         x = self._data
         axes = _axes(x, dim)
         _check_nonempty(name, x, axes, bool(dim))
         if (self._dtype in COMPLEX or self._dtype in _FLOAT8) and x.size:  # (an empty result needs no kernel)
             raise not_implemented(kname, self._dtype)
+        r = P.reduce_dim(op, x, axes, keepdim) if self._dtype in _PLAIN else None  # C, on the pool (see _parallel)
+        if r is not None:
+            return wrap(r)
         tok = quiet()
         try:
             return wrap(np.asarray(np_fn(x, axis=axes, keepdims=keepdim)))
@@ -168,8 +177,8 @@ def _extreme(name: str, np_fn: Any, kname: str) -> Any:
     return kernel
 
 
-TABLE.impl("aten::amax")(_extreme("amax", np.maximum.reduce, "max_values_cpu"))
-TABLE.impl("aten::amin")(_extreme("amin", np.minimum.reduce, "min_values_cpu"))
+TABLE.impl("aten::amax")(_extreme("amax", np.maximum.reduce, "max_values_cpu", P.RED_MAX))
+TABLE.impl("aten::amin")(_extreme("amin", np.minimum.reduce, "min_values_cpu", P.RED_MIN))
 
 
 def _full(name: str, np_fn: Any, kname: str) -> Any:

@@ -9,39 +9,20 @@ import math
 from typing import Any
 
 from torchplug._base import dtype as D
+from torchplug._ops.linalg import _named, _out
 from torchplug._ops.pyfuncs.surface_linalg import _apply_pivots, _lu_factor, _unit_lower, orgqr
 from torchplug._ops.pyfuncs.surface_linalg import matrix_exp as _matrix_exp
-from torchplug._ops.surface import return_types
 from torchplug._ops.torch_namespace import TORCH
 from torchplug._tensor.tensor import Tensor
 
 __all__ = ["matrix_exp", "householder_product", "solve_triangular", "solve_ex", "lu_factor", "lu_factor_ex", "lu",
            "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex"]
 
-
-def _named(name: str, fields: str) -> Any:
-    from collections import namedtuple
-
-    if not hasattr(return_types, name):
-        setattr(return_types, name, namedtuple(name, fields.split()))
-    return getattr(return_types, name)
-
-
 _LU_FACTOR = _named("linalg_lu_factor", "LU pivots")
 _LU_FACTOR_EX = _named("linalg_lu_factor_ex", "LU pivots info")
 _LU = _named("linalg_lu", "P L U")
 _SOLVE_EX = _named("linalg_solve_ex", "result info")
 _CHOLESKY_EX = _named("linalg_cholesky_ex", "L info")
-
-
-def _out(result: Any, out: Any) -> Any:
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            o.resize_(r.shape).copy_(r)
-        return type(result)(*out)
-    return out.resize_(result.shape).copy_(result)
 
 
 def _check_square(name: str, A: Tensor) -> None:

@@ -7,7 +7,7 @@ import traceback
 from typing import Any, Callable, NoReturn
 
 import torchplug
-from torchplug.utils._checkpoint_frame import CheckpointError
+from torchplug.utils._checkpoint_error import CheckpointError
 from torchplug.utils._dispatch_mode import DispatchMode
 
 __all__ = ["debug_context_and_cb"]

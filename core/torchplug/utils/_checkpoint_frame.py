@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import torchplug
 from torchplug.utils import _checkpoint_devices as D
+from torchplug.utils._checkpoint_error import CheckpointError
 
 __all__ = ["CheckpointError", "GraphExecGroup", "checkpoint_without_reentrant", "noop_context_fn", "STATE"]
 
@@ -29,10 +30,6 @@ __all__ = ["CheckpointError", "GraphExecGroup", "checkpoint_without_reentrant", 
 def noop_context_fn() -> tuple[Any, Any]:
     """The default ``context_fn``: no context around forward or recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
-
-
-class CheckpointError(RuntimeError):
-    """A non-reentrant checkpoint's recomputation did not save what its forward saved."""
 
 
 DEBUG_TIP = """

@@ -59,6 +59,9 @@ def abort_job(code: int) -> None:
     sys.stderr.flush()
     MPI = sys.modules.get("mpi4py.MPI")  # never initialize MPI just to abort it
     if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+        # The process manager forwards our output through pipes and stops reading them when the abort
+        # arrives: give it a moment to forward the traceback just written.
+        time.sleep(0.5)
         MPI.COMM_WORLD.Abort(code)
     os._exit(code)
 

@@ -163,9 +163,29 @@ _STATE = ("import json, sys, torchplug\nfrom torchplug._plugins.manager import M
 def test_a_first_op_loads_the_backends_and_no_core_layer_plugin():
     out = _run(_STATE + "(torchplug.ones(4) + 1).sum()\nprint(json.dumps(state()))")
     assert {"cpu", "meta"} <= set(out["loaded"])
-    for plugin in ("autograd", "nn", "amp", "func", "distributed", "distributions"):
+    for plugin in ("autograd", "nn", "amp", "func", "distributed", "distributions", "profiler"):
         assert plugin not in out["loaded"] and f"torchplug_{plugin}" not in out["modules"]
     assert "scipy" not in out["modules"]
+
+
+def test_import_and_a_first_op_leave_the_standard_library_modules_they_do_not_need():
+    # Each costs milliseconds to import: multiprocessing (only shared-memory tensors that are sent need it),
+    # numpy.random (seeding runs its own loop until NumPy's generator is loaded anyway), socket, tempfile
+    # (importlib.abc pulls it in through importlib.resources).
+    heavy = ["multiprocessing", "numpy.random", "socket", "tempfile", "difflib", "importlib.abc"]
+    out = _run("import json, sys, torchplug\ntorchplug.manual_seed(3)\n(torchplug.ones(2) + 1).sum()\n"
+               f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
+    assert out == []
+
+
+def test_the_profiler_plugin_loads_when_a_profile_starts():
+    pytest.importorskip("torchplug_profiler")
+    out = _run(_STATE + "before = state()['loaded']\n"
+               "with torchplug.autograd.profiler.profile() as prof:\n    torchplug.ones(3) + 1\n"
+               "names = [e.key for e in prof.key_averages()]\n"
+               "print(json.dumps({'before': before, 'after': state()['loaded'], 'names': names}))")
+    assert "profiler" not in out["before"] and "profiler" in out["after"]
+    assert "aten::add" in out["names"]
 
 
 def test_each_trigger_loads_its_plugin_and_the_doctor_sees_all():

@@ -7,7 +7,6 @@ to ``torchplug.Tensor``.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,8 @@ MODULES = (
 @lru_cache(maxsize=1)
 def reference() -> dict[str, Any]:
     """The parsed reference file: ``torch_version`` and ``modules`` (torch module -> {name: kind})."""
+    import json  # (here: ``import torchplug`` needs the file only when a missing name is looked up)
+
     with REFERENCE_FILE.open(encoding="utf-8") as f:
         return json.load(f)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
-import json
 import math
 import re
 from dataclasses import dataclass, replace
@@ -117,6 +115,8 @@ def _render_default(value: object) -> str:
     if isinstance(value, float):
         return repr(value)  # 'inf', '-inf', '1e-05', '0.5' all re-tokenize as floats
     if isinstance(value, str):
+        import json  # (here: only schema printing needs it, not import)
+
         return json.dumps(value, ensure_ascii=False)  # JSON escapes are valid Python escapes
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(map(_render_default, value)) + "]"
@@ -570,6 +570,8 @@ class _Parser:
         if tok.kind != "ident":
             self.fail("expected a type")
         if tok.text not in BASE_TYPES:
+            import difflib
+
             close = difflib.get_close_matches(tok.text, BASE_TYPES, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             self.error(f"unknown type '{tok.text}' ({hint}valid types: {', '.join(sorted(BASE_TYPES))})",

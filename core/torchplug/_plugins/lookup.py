@@ -8,7 +8,6 @@ The top of the plugin layer: it loads plugins on demand (the manager) and reads 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -81,7 +80,7 @@ def _device_module(device_type: str) -> ModuleType:
     return attach_device_module(placeholder, device_type)
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader:  # a Loader (not importlib.abc's: importing that module costs tempfile, shutil, lzma...)
     def __init__(self, module: ModuleType) -> None:
         self.module = module
 
@@ -92,7 +91,7 @@ class _AliasLoader(importlib.abc.Loader):
         return None
 
 
-class _ExposedFinder(importlib.abc.MetaPathFinder):
+class _ExposedFinder:  # a MetaPathFinder (duck-typed, as the import system needs)
     """Makes ``import torchplug.<exposed>[.sub]`` find the plugin's module."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:

@@ -42,12 +42,14 @@ ENTRY_POINT_GROUPS = ("torchplug.backends", "torchplug.plugins")
 # (``torchplug.nn``, ``torchplug.no_grad``... : :func:`torchplug._plugins.lookup.resolve` loads the provider of
 # the name), a tensor that requires grad or a Tensor autograd method (autograd, through the Tensor's
 # ``autograd_hooks``), an autocast region or a batched tensor (only reachable through ``torchplug.amp`` /
-# ``torchplug.autocast`` and ``torchplug.func`` / ``torchplug.vmap``).  None of them defines operators or
+# ``torchplug.autocast`` and ``torchplug.func`` / ``torchplug.vmap``), the profiler's key (in a thread's key
+# sets only while ``torchplug.profiler`` records).  None of them defines operators or
 # registers kernels at keys plain tensors reach.  Any other plugin may register kernels for any op on any key,
 # so it loads with the backends, before the first op runs.
 ON_DEMAND = {
     "autograd": "torchplug_autograd", "nn": "torchplug_nn", "amp": "torchplug_amp", "func": "torchplug_func",
     "distributed": "torchplug_distributed", "distributions": "torchplug_distributions",
+    "profiler": "torchplug_profiler",
 }
 # Backends shipped with torchplug whose kernels register when a dispatch first reaches their device (see
 # ``Dispatcher.pending_kernels``) instead of at plugin loading: plugin name -> the package its entry point must

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 import threading
 from typing import Any
 
@@ -43,12 +44,23 @@ def _init_genrand(seed: int) -> np.ndarray:
     """mt19937's init_genrand from the low 32 bits of ``seed`` (at::mt19937::init_with_uint32)."""
     if seed == _DEFAULT_SEED and _DEFAULT_KEY is not None:
         return _DEFAULT_KEY.copy()
-    seeding = getattr(_SEEDER, "_legacy_seeding", None)
-    if seeding is not None:  # NumPy's C init_genrand (a private method: the loop below where it is gone)
-        with _SEEDER_LOCK:
+    if "numpy.random" not in sys.modules:  # the loop (~0.5 ms) rather than importing numpy.random (~15 ms)
+        return _init_genrand_py(seed)
+    with _SEEDER_LOCK:
+        seeder = _seeder()
+        seeding = getattr(seeder, "_legacy_seeding", None)
+        if seeding is not None:  # NumPy's C init_genrand (a private method: the loop below where it is gone)
             seeding(seed & 0xFFFF_FFFF)
-            return np.array(_SEEDER.state["state"]["key"], dtype=np.uint32)
+            return np.array(seeder.state["state"]["key"], dtype=np.uint32)
     return _init_genrand_py(seed)
+
+
+def _seeder() -> Any:
+    """One bit generator reused for seeding (creating one costs ~0.1 ms), made on first use."""
+    global _SEEDER
+    if _SEEDER is None:
+        _SEEDER = np.random.MT19937(0)
+    return _SEEDER
 
 
 def _init_genrand_py(seed: int) -> np.ndarray:
@@ -62,10 +74,9 @@ def _init_genrand_py(seed: int) -> np.ndarray:
     return np.array(key, dtype=np.uint32)
 
 
-_SEEDER = np.random.MT19937(0)  # one bit generator reused for seeding (creating one costs ~0.1 ms)
+_SEEDER: Any = None
 _SEEDER_LOCK = threading.Lock()
-_DEFAULT_KEY: np.ndarray | None = None
-_DEFAULT_KEY = _init_genrand(_DEFAULT_SEED)  # every torchplug.Generator() starts here
+_DEFAULT_KEY: np.ndarray = _init_genrand_py(_DEFAULT_SEED)  # every torchplug.Generator() starts here
 
 
 def _as_seed(seed: Any) -> int:

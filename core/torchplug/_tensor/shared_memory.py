@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import weakref
-from multiprocessing import util as mp_util
 from typing import Any
 
 import numpy as np
@@ -63,6 +62,7 @@ def mark_sent(segment: SharedSegment) -> None:
     if not segment.sent and segment.owner == os.getpid():
         segment.sent = True
         _SENT[segment.name] = segment.shm
+        _ExitHook.install()
 
 
 def _unlink_sent() -> None:
@@ -80,15 +80,25 @@ class _ExitHook:
     ``register_after_fork`` registers again there before the child's target runs). Priority -10: after the
     queues' feeder threads (-5) have pickled, and so sent, what was put last."""
 
+    _installed: _ExitHook | None = None
+
+    @classmethod
+    def install(cls) -> None:
+        # On the first segment sent, not at import: multiprocessing's util module costs ~15 ms to import, and a
+        # process forked before this has sent nothing (it installs its own hook when it sends).
+        if cls._installed is None:
+            cls._installed = cls()
+
     def __init__(self) -> None:
+        from multiprocessing import util as mp_util
+
         self.register()
         mp_util.register_after_fork(self, _ExitHook.register)
 
     def register(self) -> None:
+        from multiprocessing import util as mp_util
+
         mp_util.Finalize(None, _unlink_sent, exitpriority=-10)
-
-
-_EXIT_HOOK = _ExitHook()
 
 
 def _release(segment: SharedSegment) -> None:

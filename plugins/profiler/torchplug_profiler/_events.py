@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -334,6 +333,12 @@ def build_table(events: EventList, *, sort_by: str | None, header: str | None, r
     return "".join(line + "\n" for line in out)
 
 
+def _host_name() -> str:
+    import socket  # (here: the plugin loads with the first op, and only a written trace needs the host name)
+
+    return socket.gethostname()
+
+
 def write_chrome_trace(events: Iterable[FunctionEvent], path: str, *, base_ns: int = 0,
                        record_shapes: bool = False, profile_memory: bool = False) -> None:
     """Write complete ('X') events in the Chrome trace format PyTorch's exporter uses."""
@@ -352,7 +357,7 @@ def write_chrome_trace(events: Iterable[FunctionEvent], path: str, *, base_ns: i
         trace.append(item)
     document = {
         "schemaVersion": 1, "deviceProperties": [], "record_shapes": int(record_shapes),
-        "profile_memory": int(profile_memory), "host_name": socket.gethostname(), "displayTimeUnit": "ms",
+        "profile_memory": int(profile_memory), "host_name": _host_name(), "displayTimeUnit": "ms",
         "baseTimeNanoseconds": base_ns, "traceEvents": trace, "traceName": str(path),
     }
     with open(path, "w", encoding="utf-8") as f:

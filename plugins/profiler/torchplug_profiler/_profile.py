@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import enum
 import os
-import socket
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._events import EventList, write_chrome_trace
+from ._events import EventList, _host_name, write_chrome_trace
 from ._recorder import Session, record_function
 
 __all__ = ["ProfilerActivity", "ProfilerAction", "DeviceType", "profile", "schedule", "tensorboard_trace_handler",
@@ -127,7 +126,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
             except Exception as e:
                 raise RuntimeError("Can't create directory: " + dir_name) from e
         if not worker_name:
-            worker_name = f"{socket.gethostname()}_{os.getpid()}"
+            worker_name = f"{_host_name()}_{os.getpid()}"
         file_name = f"{worker_name}.{time.time_ns()}.pt.trace.json"
         if use_gzip:
             file_name += ".gz"

@@ -21,6 +21,8 @@ __all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "se
            "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description", "check_unpacked"]
 
 SEQ = itertools.count()
+# The ._saved module once the plugin is configured (it reads nodes, so this module cannot import it).
+SAVED_VIEW: list[Any] = []
 _new = object.__new__
 
 SECOND_BACKWARD = (
@@ -148,17 +150,13 @@ class Node:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names the class lacks: ``_saved_<x>`` / ``_raw_saved_<x>`` (PyTorch's debug view
-        # of what the formula saved) are computed on demand, off the per-op path.
-        if name.startswith(("_saved_", "_raw_saved_")):
-            from ._saved import saved_attribute
-
-            return saved_attribute(self, name)
+        # of what the formula saved) are computed on demand by ._saved, off the per-op path.
+        if SAVED_VIEW and name.startswith(("_saved_", "_raw_saved_")):
+            return SAVED_VIEW[0].saved_attribute(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __dir__(self) -> list[str]:
-        from ._saved import saved_names
-
-        names = saved_names(self)
+        names = SAVED_VIEW[0].saved_names(self) if SAVED_VIEW else []
         return sorted({*super().__dir__(), *names, *(n.replace("_saved_", "_raw_saved_", 1) for n in names)})
 
     def _extras(self) -> dict[str, Any]:

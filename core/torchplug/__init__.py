@@ -174,10 +174,10 @@ def __getattr__(name: str) -> object:
     if name == "__version__":  # read from the installed metadata on first use (importlib.metadata costs ~30 ms)
         value = globals()["__version__"] = version.__version__
         return value
-    if name == "__future__":  # torch.__future__ (the module; ``from __future__`` in this file binds no such name)
+    if name in ("__future__", "_dynamo"):  # PyTorch imports these on first use too (``from __future__`` binds no name)
         import importlib
 
-        return importlib.import_module(f"{__name__}.__future__")
+        return importlib.import_module(f"{__name__}.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib.util

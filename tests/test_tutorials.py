@@ -27,7 +27,11 @@ SCRIPTS = sorted(p.name for p in HERE.glob("*.py") if p.name != RUNNER.name)
 TIMEOUT_S = 120
 
 # Scripts that need a part of torch torchplug does not have yet; strict, so a fix flags itself.
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    "swap_tensors_subclass.py": "torchplug has no tensor subclasses that take over dispatch: "
+                                "Tensor._make_wrapper_subclass, a subclass's __torch_dispatch__ and __torch_function__ "
+                                "(and torch._C.DisableTorchFunctionSubclass) are missing",
+}
 
 _LOSS = re.compile(r"loss(?:es|_\w+)?\W*?([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.IGNORECASE)
 

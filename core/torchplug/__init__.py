@@ -174,6 +174,10 @@ def __getattr__(name: str) -> object:
     if name == "__version__":  # read from the installed metadata on first use (importlib.metadata costs ~30 ms)
         value = globals()["__version__"] = version.__version__
         return value
+    if name in ("__future__", "_dynamo"):  # PyTorch imports these on first use too (``from __future__`` binds no name)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib.util

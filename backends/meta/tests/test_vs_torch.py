@@ -526,3 +526,19 @@ def test_no_data_errors_like_torch():
             x[0, 0].item() if L is torch else L.empty(1, device="meta").item()
         with pytest.raises(TypeError):
             x.numpy()
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_detach_of_meta_tensor_that_requires_grad_does_not_require_grad(view):
+    # nn.Module.state_dict() of a module built under torch.device("meta") detaches its parameters
+    results = []
+    for L in (torchplug, torch):
+        w = L.empty(4, 3, device="meta", requires_grad=True)
+        src = w[1:] if view else w
+        d = src.detach()
+        results.append((d.requires_grad, d.is_leaf, d.grad_fn is None, d._base is None, tuple(d.shape),
+                        d.storage_offset(), d.is_meta))
+        with L.device("meta"):
+            sd = L.nn.Linear(2, 2).state_dict()
+        assert not any(t.requires_grad for t in sd.values())
+    assert results[0] == results[1]

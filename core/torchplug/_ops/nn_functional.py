@@ -883,8 +883,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             return dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if not SDP_ENABLED["math"]:  # sdpa_kernel / enable_math_sdp(False): only a fused kernel may run
         _check_fused_sdpa(query, key, value, dropout_p)
-    return A.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
-                                          enable_gqa=enable_gqa)
+    out = A.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                         enable_gqa=enable_gqa)
+    if not query.is_contiguous() and query.device.type == "cpu" and SDP_ENABLED["flash"] \
+            and _flash_cpu_reason(query, key, value, dropout_p) is None:
+        out = _in_layout_of(out, query)
+    return out
+
+
+def _in_layout_of(out, query):
+    """``out`` laid out in memory like ``query`` (PyTorch's cpu flash kernel allocates its output that way), so
+    that ``out.transpose(1, 2).view(batch, seq, heads * dim)`` works for heads split off a projection."""
+    perm = sorted(range(query.dim()), key=lambda d: -query.stride(d))
+    inverse = [perm.index(d) for d in range(len(perm))]
+    return out.permute(perm).contiguous().permute(inverse)
 
 
 def _check_fused_sdpa(query, key, value, dropout_p):
@@ -897,6 +909,15 @@ def _check_fused_sdpa(query, key, value, dropout_p):
                            "turning off both the math kernel and the fused kernels.")
     if query.device.type != "cpu":
         return
+    reason = _flash_cpu_reason(query, key, value, dropout_p)
+    if reason is not None:
+        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
+        warnings.warn(reason, UserWarning, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
+
+
+def _flash_cpu_reason(query, key, value, dropout_p):
+    """Why PyTorch's cpu flash kernel cannot take these inputs (None: it can)."""
     reason = None
     if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
         reason = ("All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: "
@@ -909,10 +930,7 @@ def _check_fused_sdpa(query, key, value, dropout_p):
     elif not (query.stride(-1) == key.stride(-1) == value.stride(-1) == 1):
         reason = ("All fused kernels require the last dimension of the input to have stride 1. Got Query.stride(-1): "
                   f"{query.stride(-1)}, Key.stride(-1): {key.stride(-1)}, Value.stride(-1): {value.stride(-1)}")
-    if reason is not None:
-        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
-        warnings.warn(reason, UserWarning, stacklevel=3)
-        raise RuntimeError("No available kernel.  Aborting execution.")
+    return reason
 
 
 _ = D

@@ -676,18 +676,34 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 
 # ---- legacy constructor and pickling ------------------------------------------------------------------
 def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
-    """``Tensor(data)`` / ``Tensor(*sizes)`` / ``Tensor()``: default float dtype."""
+    """``Tensor(data)`` / ``Tensor(*sizes)`` / ``Tensor()``: default float dtype.  For a subclass,
+    ``MyTensor(*sizes)`` / ``MyTensor(data)`` is an instance of it (Python then runs its ``__init__``)."""
     if kwargs.get("device") is not None:
         kwargs["device"] = as_device(kwargs["device"])
     if not args:
-        return empty(0, **kwargs)
+        return _of_class(empty(0, **kwargs), cls)
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0]
     if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-        return empty(*args, **kwargs)
+        return _of_class(empty(*args, **kwargs), cls)
     if len(args) == 1 and isinstance(args[0], tuple) and type(args[0]).__name__ == "Size":
-        return empty(*args[0], **kwargs)
-    return tensor(args[0], dtype=D.get_default_dtype(), **kwargs)
+        return _of_class(empty(*args[0], **kwargs), cls)
+    return _of_class(tensor(args[0], dtype=D.get_default_dtype(), **kwargs), cls)
+
+
+_STATE_SLOTS = tuple(s for s in Tensor.__slots__ if s not in ("__dict__", "__weakref__"))
+
+
+def _of_class(t: Tensor, cls: type) -> Tensor:
+    # a new tensor made by the legacy constructor, given the subclass it was called on
+    if cls is Tensor or not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        return t
+    out = object.__new__(cls)
+    for slot in _STATE_SLOTS:
+        setattr(out, slot, getattr(t, slot))
+    if t.__dict__:
+        out.__dict__.update(t.__dict__)
+    return out
 
 
 def rebuild_tensor(values: Any, dtype_name: str, device_str: str, shape: tuple[int, ...], requires_grad: bool) -> Tensor:

@@ -30,8 +30,10 @@ def torchplug_register_kernels(ctx: Any) -> None:
 def torchplug_configure(ctx: Any) -> None:
     from torchplug._tensor.tensor import autograd_hooks
 
-    from . import _tensor_api, autograd
+    from . import _graph, _saved, _tensor_api, autograd
     from ._views import check_view_write
+
+    _graph.SAVED_VIEW[:] = [_saved]  # grad_fn._saved_<x> / _raw_saved_<x>
 
     ctx.expose("autograd", autograd)
     for name in _GRAD_MODE_NAMES:

@@ -18,9 +18,11 @@ from torchplug._tensor.construct import new_view
 from torchplug._tensor.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "set_history",
-           "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description"]
+           "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description", "check_unpacked"]
 
 SEQ = itertools.count()
+# The ._saved module once the plugin is configured (it reads nodes, so this module cannot import it).
+SAVED_VIEW: list[Any] = []
 _new = object.__new__
 
 SECOND_BACKWARD = (
@@ -87,6 +89,14 @@ class _HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
+def check_unpacked(value: Any) -> Any:
+    """PyTorch's error for a saved-tensor unpack hook that returns something other than a tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(value).__name__}")
+    return value
+
+
 def _weak_dict(table: dict[int, Any]) -> Any:
     try:
         return weakref.ref(table)
@@ -137,6 +147,17 @@ class Node:
     def metadata(self) -> dict[str, Any]:
         extra = self._extras()
         return extra.setdefault("metadata", {})
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the class lacks: ``_saved_<x>`` / ``_raw_saved_<x>`` (PyTorch's debug view
+        # of what the formula saved) are computed on demand by ._saved, off the per-op path.
+        if SAVED_VIEW and name.startswith(("_saved_", "_raw_saved_")):
+            return SAVED_VIEW[0].saved_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self) -> list[str]:
+        names = SAVED_VIEW[0].saved_names(self) if SAVED_VIEW else []
+        return sorted({*super().__dir__(), *names, *(n.replace("_saved_", "_raw_saved_", 1) for n in names)})
 
     def _extras(self) -> dict[str, Any]:
         if self._extra is None:
@@ -198,7 +219,7 @@ class Node:
         if versions is None:  # packed by saved_tensors_hooks
             if create_graph:
                 return self._unpack_hooked_with_history(saved)
-            return tuple(u(p) if u is not None else p for p, u, _ in saved)
+            return tuple(check_unpacked(u(p)) if u is not None else p for p, u, _ in saved)
         if versions:
             for i, v in enumerate(versions):
                 if v is not None and saved[i]._storage.version != v:
@@ -216,7 +237,7 @@ class Node:
         out = []
         slots = self._result_slots
         for i, (p, u, e) in enumerate(saved):
-            v = u(p) if u is not None else p
+            v = check_unpacked(u(p)) if u is not None else p
             if isinstance(v, Tensor):
                 if i in slots:
                     v = self._reconnect(v, i)

@@ -23,7 +23,7 @@ from . import _graph as G
 from . import _views as V
 from ._node_names import OVERLOAD_NUMBERS, QUALIFIED_NAMES, VARIANTS, node_name
 from ._rules import NON_DIFF_ARG_NAMES, Rule
-from ._state import FW, GLOBAL, STATE
+from ._state import AUTOGRAD_BAND, FW, GLOBAL, STATE, set_grad_mode
 
 __all__ = ["functional_kernel", "inplace_kernel", "out_kernel", "not_implemented_kernel", "decompose_kernel",
            "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES"]
@@ -100,13 +100,32 @@ def _pack(node: G.Node) -> None:
     """
     pack, unpack = STATE.saved_hooks[-1]
     out = []
-    for v in node._saved:
-        if isinstance(v, Tensor):
-            out.append((pack(v), unpack, V.gradient_edge(v) if v._requires_grad else None))
-        else:
-            out.append((v, None, None))
+    # PyTorch packs under no_grad: a hook such as ``lambda x: x * 4`` records nothing (and so does not
+    # pack again, endlessly).
+    prev, band = STATE.grad_enabled, tls.mask & AUTOGRAD_BAND
+    set_grad_mode(False)
+    try:
+        for v in node._saved:
+            if isinstance(v, Tensor):
+                version = v._storage.version
+                packed = pack(v)
+                if v._storage.version != version:
+                    raise RuntimeError(PACK_INPLACE)
+                out.append((packed, unpack, V.gradient_edge(v) if v._requires_grad else None))
+            else:
+                out.append((v, None, None))
+    finally:
+        STATE.grad_enabled = prev
+        tls.mask = (tls.mask & ~AUTOGRAD_BAND) | band
     node._saved = tuple(out)
     node._versions = None
+
+
+PACK_INPLACE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you "
+    "need to perform in-place operations on the input to a pack hook."
+)
 
 
 def _undifferentiable_dtype(result: Tensor) -> None:

@@ -3,6 +3,7 @@ F.scaled_dot_product_attention honours it on cpu, the flags it sets, and the cau
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -160,3 +161,65 @@ def test_causal_bias_errors_like_torch():
     with pytest.raises(AssertionError, match="causal_upper_left only supports 2D tensors"):
         causal_upper_left(1, 2, 3)
     assert causal_lower_right(2, 3).variant is CausalVariant.LOWER_RIGHT
+
+
+def test_causal_bias_is_a_tensor_subclass_like_torch():
+    torch = _torch()
+    import torch.nn.attention.bias as torch_bias
+
+    for lib, mod in ((torchplug, torchplug.nn.attention.bias), (torch, torch_bias)):
+        upper, lower = mod.causal_upper_left(2, 5), mod.causal_lower_right(2, 5)
+        assert type(upper) is type(lower) is mod.CausalBias
+        assert issubclass(mod.CausalBias, lib.Tensor) and isinstance(upper, lib.Tensor)
+        assert repr(lower) == repr(lower._materialize())
+
+
+def test_legacy_constructor_of_a_subclass_makes_an_instance_and_runs_init():
+    torch = _torch()
+    for lib in (torchplug, torch):
+        class Tagged(lib.Tensor):
+            def __init__(self, *args):
+                self.tag = len(args)
+
+        t = Tagged(2, 3)
+        assert type(t) is Tagged and tuple(t.shape) == (2, 3) and t.dtype == lib.float32 and t.tag == 2
+        d = Tagged([1.0, 2.0])
+        assert type(d) is Tagged and d.tolist() == [1.0, 2.0] and d.tag == 1
+        assert type(lib.Tensor(2)) is lib.Tensor
+
+
+# Heads split off one projection: q, k, v are (batch, seq, heads, dim) tensors transposed to (batch, heads, seq, dim).
+LAYOUTS = {
+    "flash, heads transposed": dict(q=(2, 5, 4, 8), kv=(2, 7, 4, 8), kw={}),
+    "flash, causal": dict(q=(2, 5, 4, 8), kv=(2, 5, 4, 8), kw=dict(is_causal=True)),
+    "flash, mask": dict(q=(2, 5, 4, 8), kv=(2, 7, 4, 8), kw=dict(mask=True)),
+    "math: dropout": dict(q=(2, 5, 4, 8), kv=(2, 7, 4, 8), kw=dict(dropout_p=0.3)),
+    "math: value head size": dict(q=(2, 5, 4, 8), kv=(2, 7, 4, 8), v_dim=6, kw={}),
+    "math: sdpa_kernel": dict(q=(2, 5, 4, 8), kv=(2, 7, 4, 8), kw={}, backend=SDPBackend.MATH),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_output_layout_follows_the_cpu_kernel_torch_picks(name):
+    torch = _torch()
+    case = LAYOUTS[name]
+    strides = []
+    for lib, sdpa, kernel in ((torchplug, F.scaled_dot_product_attention, sdpa_kernel),
+                              (torch, torch.nn.functional.scaled_dot_product_attention,
+                               torch.nn.attention.sdpa_kernel)):
+        lib.manual_seed(0)
+        q = lib.rand(*case["q"]).transpose(1, 2)
+        k = lib.rand(*case["kv"]).transpose(1, 2)
+        v = lib.rand(*case["kv"][:3], case.get("v_dim", case["kv"][3])).transpose(1, 2)
+        kw = dict(case["kw"])
+        if kw.pop("mask", False):
+            kw["attn_mask"] = lib.ones(q.shape[2], k.shape[2], dtype=lib.bool).tril()
+        backend = case.get("backend")
+        if backend is not None:
+            backend = getattr(torch.nn.attention.SDPBackend, backend.name) if lib is torch else backend
+        with kernel(backend) if backend is not None else contextlib.nullcontext():
+            out = sdpa(q, k, v, **kw)
+        strides.append(out.stride())
+        if out.stride() == (out.shape[1] * out.shape[2] * out.shape[3], out.shape[3], out.shape[1] * out.shape[3], 1):
+            out.transpose(1, 2).view(out.shape[0], -1, out.shape[1] * out.shape[3])  # the tutorial's reshape
+    assert strides[0] == strides[1], strides

@@ -184,7 +184,8 @@ def view(self: C.Tensor, size: Sequence[int]) -> C.Tensor:
     return C.view_of(self, shape, strides, self._data.offset)
 
 
-@TABLE.impl("aten::alias", "aten::detach")
+# (detach is the core composite: this alias, then unlinked from autograd so it never requires grad)
+@TABLE.impl("aten::alias")
 def alias(self: C.Tensor) -> C.Tensor:
     return C.view_of(self, C.shape(self), C.strides(self), self._data.offset)
 

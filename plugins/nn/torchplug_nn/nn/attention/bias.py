@@ -1,13 +1,16 @@
 """``torchplug.nn.attention.bias``: causal attention biases that ``F.scaled_dot_product_attention`` accepts as
-``attn_mask`` (PyTorch's ``torch.nn.attention.bias``). Here a bias is a small object, not a Tensor subclass:
-``F.scaled_dot_product_attention`` hands it to its ``_sdpa_dispatch``, and ``_materialize()`` gives the
-boolean mask."""
+``attn_mask`` (PyTorch's ``torch.nn.attention.bias``). A bias is a Tensor subclass, as in PyTorch, but an empty
+one: ``F.scaled_dot_product_attention`` hands it to its ``_sdpa_dispatch``, and ``_materialize()`` gives the
+boolean mask.  Other ops on it see the empty tensor (PyTorch's refuse them through ``__torch_function__``,
+which torchplug's subclasses do not have)."""
 
 from __future__ import annotations
 
 import warnings
 from enum import IntEnum, auto
 from typing import Any
+
+from torchplug._tensor.tensor import Tensor
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
 
@@ -20,9 +23,12 @@ class CausalVariant(IntEnum):
     LOWER_RIGHT = auto()
 
 
-class CausalBias:
+class CausalBias(Tensor):
     """A causal mask of ``seq_len_q x seq_len_kv`` that is never built unless needed: an upper-left one runs as
     ``is_causal=True``; a lower-right one is materialized for the math kernel."""
+
+    def __new__(cls, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> CausalBias:
+        return Tensor.__new__(cls, 0)  # an empty tensor: the mask itself is only made by _materialize
 
     def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> None:
         if not isinstance(variant, CausalVariant):

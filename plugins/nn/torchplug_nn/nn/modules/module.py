@@ -456,11 +456,17 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        swap = torchplug.__future__.get_swap_module_params_on_conversion()
+        overwrite = torchplug.__future__.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with _grad.no_grad():
                 param_applied = fn(param)
+            if swap or overwrite:
+                if param_applied is not param:
+                    self._parameters[key] = _replace_param(param, param_applied, fn, swap)
+                continue
             # Keep the Parameter object (optimizers hold it): swap its data in place.
             if param_applied is not param:
                 _swap_data(param, param_applied)
@@ -689,6 +695,7 @@ class Module:
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None}
         assign = local_metadata.get("assign_to_params_buffers", False)
+        swap = torchplug.__future__.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -710,7 +717,9 @@ class Module:
                 continue
             try:
                 with _grad.no_grad():
-                    if assign:
+                    if swap:
+                        _swap_in_loaded(param, input_param, assign)
+                    elif assign:
                         if isinstance(param, Parameter):
                             new = Parameter(input_param, requires_grad=param.requires_grad)
                             setattr(self, name, new)
@@ -807,6 +816,45 @@ class Module:
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Accepted for compatibility; modules run eagerly."""
+
+
+def _swap_in_loaded(param: Tensor, input_param: Tensor, assign: bool) -> None:
+    """``load_state_dict`` under ``set_swap_module_params_on_conversion(True)``: ``param.module_load`` makes the
+    new value (a tensor subclass may override it) and ``swap_tensors`` puts it into the very ``param`` object."""
+    from torchplug.utils import swap_tensors
+
+    new = param.module_load(input_param, assign=assign)
+    if new is input_param or new is param:
+        raise RuntimeError("module_load returned one of self or other, please .detach() the result if returning one "
+                           "of the inputs in module_load")
+    if isinstance(param, Parameter):
+        if not isinstance(new, Parameter):
+            new = Parameter(new, requires_grad=param.requires_grad)
+        else:
+            new.requires_grad_(param.requires_grad)
+    swap_tensors(param, new)
+
+
+def _replace_param(param: Tensor, applied: Tensor, fn: Callable[[Tensor], Tensor], swap: bool) -> Tensor:
+    """The ``torch.__future__`` conversions of ``_apply``: with ``swap``, ``param`` keeps its identity and takes
+    ``applied``'s contents through ``swap_tensors`` (its grad likewise); otherwise (overwrite) a new Parameter."""
+    from torchplug.utils import swap_tensors
+
+    grad = param.grad
+    if grad is not None:
+        param.grad = None  # (the grad is converted and swapped on its own below)
+    new = Parameter(applied, requires_grad=param.requires_grad)
+    if swap:
+        swap_tensors(param, new)
+        new = param
+    if grad is not None:
+        with _grad.no_grad():
+            grad_applied = fn(grad)
+        if swap and grad_applied is not grad:
+            swap_tensors(grad, grad_applied)
+            grad_applied = grad
+        new.grad = grad_applied
+    return new
 
 
 def _swap_data(t: Tensor, new: Tensor) -> None:

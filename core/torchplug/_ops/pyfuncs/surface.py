@@ -388,11 +388,16 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any, stora
 
 
 def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
-    from torchplug._ops.pyfuncs.more import _adopt, _grad_recording
+    from torchplug._ops.pyfuncs.more import _adopt, _bump_inplace_view, _grad_recording
 
-    if _grad_recording(self) and self.is_leaf:
+    recording = _grad_recording(self)
+    if recording and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    return _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
+    _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
+    if recording and self._grad_fn is not None:  # PyTorch names as_strided_'s node AsStridedBackward1
+        autograd_hooks.tensor_api.rename_node(self._grad_fn, "aten::as_strided_")
+    _bump_inplace_view(self)
+    return self
 
 
 # ---- more small functions scripts call -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ __all__ = [
     "wrap", "wrap_view", "result_dtype", "np_dtype", "operand", "storage_offset", "CPU",
     "quiet", "loud", "broadcast_error", "broadcast_shape", "wrap_dim", "reduce_dims",
     "not_implemented", "torch_name", "cpp_name", "FLOATING", "INTEGRAL", "COMPLEX", "HALF",
-    "storage", "wrap_foreign", "matmul", "lazy_import", "small_dot",
+    "storage", "wrap_foreign", "matmul", "lazy_import", "small_dot", "clamp_below", "clamp_above",
 ]
 
 pending_backend: Any = None
@@ -346,3 +346,19 @@ def scalar_to(value: Any, dtype: D.dtype, npdt: np.dtype | None = None) -> np.nd
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_overflow_name(dtype)} without overflow")
     return operand(value, npdt if npdt is not None else dtype.numpy_dtype)
+
+
+def clamp_below(x: Any, lo: Any) -> Any:
+    """``x < lo ? lo : x`` as ATen's clamp with a Scalar bound: an in-range zero keeps its sign (-0.0 against
+    min=0); a NaN in ``x`` or ``lo`` gives NaN.  ``np.maximum`` answers a tie of zeros with either sign depending
+    on its SIMD loop, so a zero bound takes the comparison (others the ufunc, which agrees)."""
+    if np.ndim(lo) == 0 and lo == 0:
+        return np.where(x < lo, lo, x)
+    return np.maximum(x, lo)
+
+
+def clamp_above(x: Any, hi: Any) -> Any:
+    """``x > hi ? hi : x``, the upper half of :func:`clamp_below` (+0.0 stays itself against max=-0.0)."""
+    if np.ndim(hi) == 0 and hi == 0:
+        return np.where(x > hi, hi, x)
+    return np.minimum(x, hi)

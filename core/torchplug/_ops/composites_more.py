@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from torchplug._base import dtype as D
+from torchplug._base.layout import contiguous_format
 from torchplug._dispatch.aten import A
 from torchplug._ops.composites import scalar_type_name
 from torchplug._tensor.tensor import Tensor, _wrap_dim
@@ -379,6 +380,31 @@ def scatter_value_reduce(self: Tensor, dim: int, index: Tensor, value: Any, redu
     return A["scatter_reduce.two"](self, dim, index, src, how)
 
 
+def _random_like(fill: str) -> Callable[..., Any]:
+    """ATen's rand_like/randn_like: ``empty_like(self)`` (its layout kept where dense) drawn in place."""
+
+    def kernel(self: Tensor, generator: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+        from torchplug._tensor.creation import _empty_preserving  # (creation needs the op table built first)
+
+        if memory_format is contiguous_format:
+            t = A.empty(list(self.shape), dtype=dtype or self._dtype, device=device or self._device)
+        else:
+            t = _empty_preserving(self, dtype, device)
+        return A.uniform_(t, 0.0, 1.0, generator=generator) if fill == "uniform" else \
+            A.normal_(t, 0.0, 1.0, generator=generator)
+
+    def default(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+                memory_format: Any = None) -> Tensor:
+        return kernel(self, None, dtype, layout, device, pin_memory, memory_format)
+
+    return default, kernel
+
+
+_RAND_LIKE, _RAND_LIKE_GENERATOR = _random_like("uniform")
+_RANDN_LIKE, _RANDN_LIKE_GENERATOR = _random_like("normal")
+
+
 # op name -> (key, kernel), the format of ``_composites.COMPOSITES``.
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     # explicit: one FmaxBackward0/FminBackward0/LdexpBackward0/DistBackward0 node with its own formula, as PyTorch
@@ -396,6 +422,10 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "fill_diagonal_": ("CompositeImplicitAutograd", fill_diagonal_),
     "scatter.reduce": ("CompositeExplicitAutograd", scatter_reduce_legacy),
     "scatter.value_reduce": ("CompositeExplicitAutograd", scatter_value_reduce),
+    "rand_like": ("CompositeExplicitAutograd", _RAND_LIKE),
+    "rand_like.generator": ("CompositeExplicitAutograd", _RAND_LIKE_GENERATOR),
+    "randn_like": ("CompositeExplicitAutograd", _RANDN_LIKE),
+    "randn_like.generator": ("CompositeExplicitAutograd", _RANDN_LIKE_GENERATOR),
 }
 
 

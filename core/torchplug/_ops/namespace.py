@@ -77,7 +77,7 @@ class OpOverload:
 
     @property
     def _overloadname(self) -> str:
-        return self._entry.schema.overload_name or "default"
+        return PYTORCH_OVERLOAD_NAMES.get(self._name) or self._entry.schema.overload_name or "default"
 
     @property
     def __name__(self) -> str:  # type: ignore[override]
@@ -217,10 +217,26 @@ def list_ops(namespace: str | None = None) -> list[str]:
 _INDEX: dict[str, dict[str, dict[str, OperatorEntry]]] = {}
 
 
+def _pytorch_names() -> dict[str, str]:
+    """Table op -> the overload name PyTorch gives it, where the table's differs: the table keeps one overload
+    per kernel (``mul`` takes numbers for ``other`` too) while ATen names it ``mul.Tensor``."""
+    names = {"aten::mul": "Tensor", "aten::mul_": "Tensor", "aten::floor_divide_": "Tensor",
+             "aten::pow_.Tensor_Tensor": "Tensor", "aten::ldexp_.Tensor": "default", "aten::lerp.out": "Tensor_out",
+             "aten::xlogy.out": "OutTensor", "aten::conv_transpose2d": "input", "aten::conv_transpose3d": "input"}
+    for op in ("remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+               "bitwise_right_shift"):
+        names.update({f"aten::{op}": "Tensor", f"aten::{op}.out": "Tensor_out", f"aten::{op}_": "Tensor"})
+    names.update({f"aten::{op}.out": "Tensor_out" for op in ("eq", "ne", "lt", "le", "gt", "ge")})
+    return names
+
+
+PYTORCH_OVERLOAD_NAMES = _pytorch_names()
+
+
 def _index_key(entry: OperatorEntry) -> tuple[str, str, str]:
     ns, _, rest = entry.name.partition("::")
     name, _, overload = rest.partition(".")
-    return ns, name, overload or "default"
+    return ns, name, PYTORCH_OVERLOAD_NAMES.get(entry.name) or overload or "default"
 
 
 def _on_define(entry: OperatorEntry) -> None:

@@ -1,5 +1,5 @@
 """Rows for ops real scripts reach for beyond the foundation: fmax/fmin, nextafter, igamma, ldexp, gcd/lcm,
-dist, logcumsumexp, diff, renorm, cov/corrcoef, put, index_reduce, fill_diagonal_.
+dist, logcumsumexp, diff, renorm, cov/corrcoef, put, index_reduce, fill_diagonal_, rand_like/randn_like.
 
 ``nextafter``, ``igamma``/``igammac`` and ``gcd``/``lcm`` are backend primitives; the others are
 composites written once in ``_composites_more``.
@@ -29,4 +29,10 @@ ROWS = (
     "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"
     " | inplace out composite",
     "fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!) | composite",
+    # ---- random tensors like an input: ops of their own, as ATen's (a dispatch mode or the profiler sees
+    # rand_like, not the empty_like and uniform_ it runs); the draws themselves are the random ops above ----------
+    *(f"{name}{overload}(Tensor self, *, {generator}ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor | random composite"
+      for name in ("rand_like", "randn_like")
+      for overload, generator in (("", ""), (".generator", "Generator? generator, "))),
 )

@@ -597,20 +597,24 @@ def _empty_preserving(input: Tensor, dtype: Any, device: Any) -> Tensor:
     return A.empty(shape, dtype=dt, device=dev)
 
 
+def _random_like(op: str, input: Tensor, generator: Any, dtype: Any, device: Any, memory_format: Any) -> Tensor:
+    # aten::rand_like / rand_like.generator (ATen's overloads): the op a dispatch mode or the profiler sees
+    dt = _opt_dtype(dtype)
+    if generator is None:
+        return A[op](input, dtype=dt, device=device, memory_format=memory_format)
+    return A[op + ".generator"](input, generator=generator, dtype=dt, device=device, memory_format=memory_format)
+
+
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, **_: Any) -> Tensor:
+              requires_grad: bool = False, memory_format: Any = None, **_: Any) -> Tensor:
     """Uniform samples on [0, 1) shaped (and laid out) like ``input``."""
-    t = _empty_preserving(input, dtype, device)
-    A.uniform_(t, 0.0, 1.0, generator=generator)
-    return _finish(t, requires_grad)
+    return _finish(_random_like("rand_like", input, generator, dtype, device, memory_format), requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, **_: Any) -> Tensor:
+               requires_grad: bool = False, memory_format: Any = None, **_: Any) -> Tensor:
     """Standard normal samples shaped (and laid out) like ``input``."""
-    t = _empty_preserving(input, dtype, device)
-    A.normal_(t, 0.0, 1.0, generator=generator)
-    return _finish(t, requires_grad)
+    return _finish(_random_like("randn_like", input, generator, dtype, device, memory_format), requires_grad)
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,

@@ -425,8 +425,8 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
 
 def _run_leaf(n: G.AccumulateGrad, buf: list[Any], capture_at: dict[G.Node, list[tuple[int, int]]],
               captured: list[Any], accumulate: bool, create_graph: bool) -> None:
-    """An ``AccumulateGrad`` node: the tensor's and the leaf's hooks, then capture or ``.grad``
-    accumulation and the post-accumulate hooks."""
+    """An ``AccumulateGrad`` node: the tensor's and the leaf's hooks, then capture or the node's pre hooks,
+    ``.grad`` accumulation, the post-accumulate hooks and the node's hooks."""
     var = n.variable
     g = buf[0]
     buf[0] = None  # only this frame then holds g, so _accumulate may steal it (see _STEAL_REFS)
@@ -441,12 +441,37 @@ def _run_leaf(n: G.AccumulateGrad, buf: list[Any], capture_at: dict[G.Node, list
             captured[k] = g
         return
     if accumulate:
-        _accumulate(var, g, create_graph)
+        if hooks is not None and (hooks.pre or hooks.post):  # the node's own hooks (rare): the full sequence
+            _accumulate_leaf(n, var, g, create_graph)
+            return
+        _accumulate(var, g, create_graph)  # (g held by this frame alone: _accumulate may steal it)
         if vd:
             post = vd.get("_post_acc_hooks")
             if post:
                 for fn in list(post.values()):
                     fn(var)
+
+
+def _accumulate_leaf(n: G.AccumulateGrad, var: Tensor, g: Any, create_graph: bool) -> None:
+    """What an ``AccumulateGrad`` node does with its gradient, after the tensor hooks: the node's pre hooks,
+    ``.grad`` accumulation, the tensor's post-accumulate hooks, then the node's hooks (PyTorch's order)."""
+    hooks = n._hooks
+    if hooks is not None and hooks.pre:
+        for fn in list(hooks.pre.values()):
+            new = fn((g,))
+            if new is not None:
+                g = new[0]
+    if g is not None:  # a pre hook may answer None: nothing is accumulated, as in PyTorch
+        _accumulate(var, g, create_graph)
+    vd = var.__dict__
+    if vd:
+        post = vd.get("_post_acc_hooks")
+        if post:
+            for fn in list(post.values()):
+                fn(var)
+    if hooks is not None and hooks.post:  # no grad_inputs: a leaf's node has no edges
+        for fn in list(hooks.post.values()):
+            fn((), (g,))
 
 
 def _run_node(n: G.Node, buf: list[Any], needed: set[G.Node] | None, keep_graph: bool, create_graph: bool,
@@ -604,8 +629,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     for t, g in zip(inputs, got):
         if g is None:
             continue
-        if t._grad_fn is None:
-            _accumulate(t, g, create_graph)
+        if t._grad_fn is None:  # a leaf: its node's hooks and post-accumulate hooks run as in a plain backward
+            _accumulate_leaf(G.grad_accumulator(t), t, g, create_graph)
         else:
             t._grad = g.detach().clone() if t._grad is None else t._grad + g
 

@@ -714,5 +714,5 @@ nondifferentiable(
     "isnan", "isinf", "isfinite", "eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
     "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "all", "any", "nonzero",
-    "multinomial", "view.dtype", "randperm",
+    "multinomial", "view.dtype", "randperm", "rand_like", "rand_like.generator", "randn_like", "randn_like.generator",
 )

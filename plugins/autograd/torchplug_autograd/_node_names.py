@@ -41,7 +41,7 @@ OVERLOAD_NUMBERS: dict[str, int] = {
     "masked_fill.Tensor": 1, "max": 1, "median.dim": 1, "min": 1, "nanmedian.dim": 1, "pow.Tensor_Tensor": 1,
     "scatter.value": 1, "add.Scalar": 1, "mul.Scalar": 1, "div.Scalar": 1, "norm.ScalarOpt_dim": 1,
     # the in-place views (Tensor.squeeze_ & co.): recorded by the functional view's formula under these names
-    "squeeze_": 3, "squeeze_.dim": 4, "squeeze_.dims": 5, "unsqueeze_": 1, "t_": 1, "transpose_": 1, "threshold_": 1, "random_": 2, "random_.to": 1, "clamp_min": 1, "clamp_max": 1,
+    "squeeze_": 3, "squeeze_.dim": 4, "squeeze_.dims": 5, "unsqueeze_": 1, "t_": 1, "transpose_": 1, "as_strided_": 1, "threshold_": 1, "random_": 2, "random_.to": 1, "clamp_min": 1, "clamp_max": 1,
 }
 
 _NUMBER = "other.__class__ is not _Tensor"  # a Python number where PyTorch's overload takes a Scalar

@@ -201,7 +201,7 @@ def hardtanh(self, min_val=-1, max_val=1):
         if self._dtype is D.uint8 and (int(min_val) < 0 or int(max_val) < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         return _out(np.clip(self._data, min_val, max_val), self._dtype)
-    return _unary("hardtanh_cpu", self, lambda x, t: np.minimum(np.maximum(x, t.type(min_val)), t.type(max_val)))
+    return _unary("hardtanh_cpu", self, lambda x, t: C.clamp_above(C.clamp_below(x, t.type(min_val)), t.type(max_val)))
 
 
 @TABLE.impl("aten::hardtanh_backward")

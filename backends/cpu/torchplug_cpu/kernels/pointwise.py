@@ -801,10 +801,10 @@ def _clamp_fn(lo: Any, hi: Any) -> Any:
     def fn(x: np.ndarray, *bounds: np.ndarray) -> np.ndarray:
         i = 0
         if lo is not None:
-            x = np.maximum(x, bounds[0])
+            x = C.clamp_below(x, bounds[0])
             i = 1
         if hi is not None:
-            x = np.minimum(x, bounds[i])
+            x = C.clamp_above(x, bounds[i])
         return x
 
     return fn

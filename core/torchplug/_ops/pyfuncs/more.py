@@ -67,11 +67,23 @@ def _inplace_view(name: str, make: Any, overload: Any = None) -> Any:
         _adopt(self, make(self, *args))
         if recording and self._grad_fn is not None:
             autograd_hooks.tensor_api.rename_node(self._grad_fn, qualified or "aten::" + op(*args))
+        _bump_inplace_view(self)
         return self
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: ``self`` itself takes the new sizes and strides."
     return method
+
+
+def _bump_inplace_view(self: Tensor) -> None:
+    """Bump ``self``'s version counter as PyTorch does for an in-place view op (saved tensors of ``self`` and its
+    other views are then stale).  ``self``'s own history was just recorded at the new geometry, so a view whose
+    recorded version was current stays current: it must not be regenerated as an as_strided view of its base."""
+    d = self.__dict__
+    current = d.get("_vv") == self._storage.version
+    self._bump_version()
+    if current:
+        d["_vv"] = self._storage.version
 
 
 def _t(self: Tensor) -> Tensor:

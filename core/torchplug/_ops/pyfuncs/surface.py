@@ -18,6 +18,8 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from torchplug._base import dtype as D
 from torchplug._runtime.allocator import OutOfMemoryError
 from torchplug._runtime.storage import SharedStorage
@@ -340,9 +342,41 @@ def _untracked(pieces: Any, op: str) -> tuple[Tensor, ...]:
     return tuple(pieces)
 
 
-def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    """``split`` whose outputs are not tracked as views of ``input`` (see :func:`_untracked`)."""
+def _split_size(args: tuple[Any, ...], kwargs: dict[str, Any], position: int) -> tuple[int, int]:
+    """``unsafe_split``'s ``(split_size, dim)`` from its arguments after ``input``: one int (a one-element integer
+    tensor counts), never a list of sizes (``split`` takes those; ``unsafe_split_with_sizes`` is the unsafe
+    variant), refused with the message of PyTorch's argument parser (which names the position only of a
+    positional argument)."""
+    if len(args) > 2 or set(kwargs) - {"split_size", "dim"} or (args and "split_size" in kwargs):
+        raise TypeError("unsafe_split() received an invalid combination of arguments - expected "
+                        "(Tensor input, int split_size, int dim = 0)")
+    if args:
+        split_size, where = args[0], f" (position {position})"
+    elif "split_size" in kwargs:
+        split_size, where = kwargs["split_size"], ""
+    else:
+        raise TypeError("unsafe_split() missing required argument 'split_size'")
+    dim = args[1] if len(args) == 2 else kwargs.get("dim", 0)
+    if isinstance(split_size, Tensor):
+        dt = split_size.dtype
+        if split_size.numel() == 1 and not (dt.is_floating_point or dt.is_complex or dt is D.bool_):
+            return int(split_size.item()), dim
+    elif isinstance(split_size, (int, np.integer)) and not isinstance(split_size, (bool, np.bool_)):
+        return int(split_size), dim
+    raise TypeError(f"unsafe_split(): argument 'split_size'{where} must be int, not {type(split_size).__name__}")
+
+
+def unsafe_split(input: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+    """``unsafe_split(input, split_size, dim=0)``: ``split`` whose outputs are not tracked as views of ``input``
+    (see :func:`_untracked`)."""
+    split_size, dim = _split_size(args, kwargs, 2)
     return _untracked(input.split(split_size, dim), "aten::unsafe_split.Tensor")
+
+
+def _unsafe_split_method(self: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+    """``Tensor.unsafe_split(split_size, dim=0)``: :func:`unsafe_split` (``split_size`` is its first argument)."""
+    split_size, dim = _split_size(args, kwargs, 1)
+    return _untracked(self.split(split_size, dim), "aten::unsafe_split.Tensor")
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -388,11 +422,16 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any, stora
 
 
 def _as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
-    from torchplug._ops.pyfuncs.more import _adopt, _grad_recording
+    from torchplug._ops.pyfuncs.more import _adopt, _bump_inplace_view, _grad_recording
 
-    if _grad_recording(self) and self.is_leaf:
+    recording = _grad_recording(self)
+    if recording and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    return _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
+    _adopt(self, A.as_strided(self, list(size), list(stride), storage_offset))
+    if recording and self._grad_fn is not None:  # PyTorch names as_strided_'s node AsStridedBackward1
+        autograd_hooks.tensor_api.rename_node(self._grad_fn, "aten::as_strided_")
+    _bump_inplace_view(self)
+    return self
 
 
 # ---- more small functions scripts call -----------------------------------------------------------------------
@@ -747,7 +786,7 @@ METHODS: dict[str, Any] = {
     "polygamma": _polygamma_method, "polygamma_": _polygamma_, "frexp": _method(frexp),
     "mvlgamma": _method(mvlgamma), "mvlgamma_": _mvlgamma_, "isreal": _method(isreal),
     "histogram": _method(histogram), "split_with_sizes": _split_with_sizes_method,
-    "unsafe_split": _method(unsafe_split), "unsafe_split_with_sizes": _method(unsafe_split_with_sizes),
+    "unsafe_split": _unsafe_split_method, "unsafe_split_with_sizes": _method(unsafe_split_with_sizes),
     "unsafe_chunk": _method(unsafe_chunk), "ravel": _method(ravel), "nonzero_static": _method(nonzero_static),
     "as_strided_scatter": _method(as_strided_scatter), "as_strided_": _as_strided_, "is_same_size": is_same_size,
 }

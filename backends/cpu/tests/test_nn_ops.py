@@ -126,6 +126,37 @@ def test_conv_error_dtypes_and_bias(tc):
     tc.compare(lambda M, x, w: F(M).conv_transpose2d(x, w[:3]), x, w)
 
 
+
+# (input shape, weight shape, kwargs): PyTorch runs some float32 convolutions on oneDNN and the rest on its
+# native kernel, and the two word a dtype mismatch differently; the bias's dtype is compared first.
+CONV_DTYPE_PATHS = [
+    ("conv2d", (2, 4, 5, 5), (6, 4, 3, 3), {}), ("conv2d", (1, 4, 5, 5), (6, 4, 3, 3), {}),
+    ("conv2d", (2, 4, 5, 5), (6, 4, 1, 1), {}), ("conv2d", (1, 4, 5, 5), (6, 4, 1, 1), {"stride": 2}),
+    ("conv2d", (1, 4, 80, 80), (6, 4, 3, 3), {}), ("conv2d", (1, 4, 9, 9), (6, 4, 4, 4), {}),
+    ("conv2d", (1, 4, 9, 9), (6, 2, 3, 3), {"groups": 2}), ("conv2d", (1, 4, 5, 5), (6, 4, 3, 3), {"dilation": 2}),
+    ("conv1d", (2, 4, 5), (6, 4, 3), {}), ("conv1d", (1, 4, 5), (6, 4, 3), {}),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", range(len(CONV_DTYPE_PATHS)))
+@pytest.mark.parametrize("dtypes", [("float32", "float64", None), ("float64", "float32", None),
+                                    ("float32", "float64", "float32"), ("float64", "float64", "float32"),
+                                    ("float32", "float32", "float64")])
+def test_conv_dtype_mismatch_message_follows_torch_backend(tc, threads, case, dtypes):
+    name, xs, ws, kw = CONV_DTYPE_PATHS[case]
+    xd, wd, bd = dtypes
+    x, w = rand(tc, xs, xd), rand(tc, ws, wd, seed=1)
+    b = None if bd is None else rand(tc, ws[:1], bd, seed=2)
+    before = torch.get_num_threads(), torchplug.get_num_threads()
+    torch.set_num_threads(threads)  # 1x1 filters leave oneDNN when single-threaded
+    torchplug.set_num_threads(threads)
+    try:
+        assert isinstance(tc.compare(lambda M, x, w, b: getattr(F(M), name)(x, w, b, **kw), x, w, b), RuntimeError)
+    finally:
+        torch.set_num_threads(before[0])
+        torchplug.set_num_threads(before[1])
+
 # ---- linear ----------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("xs", [(5, 4), (2, 3, 4), (4,)])
 @pytest.mark.parametrize("bias", [False, True])

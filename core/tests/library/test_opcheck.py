@@ -61,6 +61,17 @@ def test_declared_mutation_passes(ops):
         "test_schema": "SUCCESS", "test_faketensor": "SUCCESS"}
 
 
+def test_op_returning_nothing_needs_no_fake_kernel(ops):
+    # PyTorch generates a trivial fake kernel for an op without outputs (its "numpy_sin" tutorial relies on it)
+    def fill_sin(x: Tensor, out: Tensor) -> None:
+        np.sin(x.numpy(), out=out.numpy())
+
+    op = define(ops, fill_sin, mutates_args={"out"})
+    assert op(torch.randn(3, device="meta"), torch.empty(3, device="meta")) is None
+    result = opcheck(op, (torch.randn(3), torch.empty(3)), test_utils=("test_schema", "test_faketensor"))
+    assert result == {"test_schema": "SUCCESS", "test_faketensor": "SUCCESS"}
+
+
 def test_output_aliasing_input_fails_test_schema(ops):
     def alias(x: Tensor) -> Tensor:
         return x.view(-1)

@@ -104,6 +104,8 @@ def make_meta_kernel(opdef: Any) -> Callable[..., Any]:
     def meta_kernel(*args: Any) -> Any:
         fake = opdef._fake_fn
         if fake is None:
+            if not opdef._parsed.returns:  # nothing to describe: PyTorch generates this trivial fake kernel
+                return None
             raise RuntimeError(
                 f"There was no fake impl registered for {opdef._qualname}. This is necessary for the meta device "
                 f"(and torchplug.utils.memory_estimate) to run it. Please use `{opdef._name}.register_fake` "

@@ -6,10 +6,11 @@ are written once.  Everything here works on Python ints and tuples, never on dat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 __all__ = [
-    "fmt_sizes", "expand_param", "check_conv", "conv_output_size", "conv_transpose_output_size",
+    "fmt_sizes", "expand_param", "check_conv", "conv_uses_onednn", "conv_output_size", "conv_transpose_output_size",
     "pool_output_size", "check_max_pool", "check_avg_pool", "pool_out_shape", "adaptive_check",
     "check_softmax_dim", "layer_norm_check", "reduction_name", "nll_check", "pad_check",
     "upsample_check", "wrap_dim", "im2col_check", "col2im_check",
@@ -48,10 +49,15 @@ _CONV_CACHE: dict = {}  # argument tuple -> checked parameters (convolutions run
 def check_conv(in_shape: Sequence[int], w_shape: Sequence[int], bias_shape: Sequence[int] | None,
                stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], transposed: bool,
                output_padding: Sequence[int], groups: int, in_dtype: str, w_dtype: str,
-               bias_dtype: str | None) -> tuple[tuple[int, ...], ...]:
-    """``at::_convolution``'s checks; returns the expanded (stride, padding, dilation, output_padding)."""
+               bias_dtype: str | None, onednn: bool | None = None) -> tuple[tuple[int, ...], ...]:
+    """``at::_convolution``'s checks; returns the expanded (stride, padding, dilation, output_padding).
+
+    ``onednn`` says whether PyTorch would run this convolution on oneDNN (see :func:`conv_uses_onednn`); it
+    only picks the text of a weight dtype mismatch.  ``None``: only half and bfloat16 inputs do.
+    """
     key = (tuple(in_shape), tuple(w_shape), None if bias_shape is None else tuple(bias_shape), tuple(stride),
-           tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups, in_dtype, w_dtype, bias_dtype)
+           tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups, in_dtype, w_dtype, bias_dtype,
+           onednn)
     found = _CONV_CACHE.get(key)
     if found is None:
         found = _check_conv(*key)
@@ -62,7 +68,7 @@ def check_conv(in_shape: Sequence[int], w_shape: Sequence[int], bias_shape: Sequ
 
 
 def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transposed, output_padding, groups, in_dtype,
-                w_dtype, bias_dtype):
+                w_dtype, bias_dtype, onednn):
     k = len(in_shape)
     wd = len(w_shape)
     dims = max(wd - 2, 1)
@@ -147,7 +153,14 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
                 f"Given input size per channel: ({' x '.join(map(str, spatial))}). Calculated output size per "
                 f"channel: ({' x '.join(map(str, out))}). Output size is too small"
             )
+    # PyTorch compares the bias's dtype first (non-transposed only), then the weight's: the slow CPU kernels
+    # say "expected scalar type", the oneDNN path that half and bfloat16 inputs take names both tensor types.
+    if not transposed and bias_dtype is not None and bias_dtype != in_dtype:
+        raise RuntimeError(f"Input type ({_meta_name(in_dtype)}) and bias type ({_meta_name(bias_dtype)}) should be "
+                           "the same")
     if in_dtype != w_dtype:
+        if not (_scalar_name(in_dtype) in ("Half", "BFloat16") if onednn is None else onednn):
+            raise RuntimeError(f"expected scalar type {_scalar_name(in_dtype)} but found {_scalar_name(w_dtype)}")
         raise RuntimeError(
             f"Input type ({in_dtype}) and weight type ({w_dtype}) should be the same or input should be a MKLDNN "
             "tensor and weight is a dense tensor"
@@ -155,6 +168,39 @@ def _check_conv(in_shape, w_shape, bias_shape, stride, padding, dilation, transp
     if bias_dtype is not None and bias_dtype != in_dtype:
         raise RuntimeError(f"Input type ({in_dtype}) and bias type ({bias_dtype}) should be the same")
     return stride, padding, dilation, output_padding
+
+
+# c10's TypeMeta names, which PyTorch prints in the input/bias dtype check
+_META_NAMES = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+               "Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char",
+               "Bool": "bool", "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>"}
+
+
+def conv_uses_onednn(in_shape: Sequence[int], w_shape: Sequence[int], stride: Sequence[int],
+                     dilation: Sequence[int], groups: int, in_dtype: str, num_threads: int) -> bool:
+    """Whether PyTorch's CPU convolution picks oneDNN for a float32 input (``ConvParams::use_mkldnn``).
+
+    1x1 filters stay on the native kernel when single-threaded; small single-image problems too.  A 1-d
+    convolution counts as a 2-d one of height 1.  Half and bfloat16 are left to ``check_conv``'s default.
+    """
+    if _scalar_name(in_dtype) != "Float" or not in_shape or not w_shape:
+        return False
+    shape4 = (tuple(in_shape[:2]) + (1,) + tuple(in_shape[2:])) if len(in_shape) == 3 else tuple(in_shape)
+    kh, kw = (1, w_shape[-1]) if len(w_shape) == 3 else (w_shape[-2], w_shape[-1])
+    n = shape4[0]
+    picks = (any(s != 1 for s in stride) or any(d != 1 for d in dilation) or n >= 16 or kw != 1 or kh != 1
+             or num_threads > 1)
+    return picks and (groups > 1 or (kw > 3 and kh > 3) or n > 1 or math.prod(shape4[:4]) > 20480)
+
+
+def _scalar_name(type_str: str) -> str:
+    """``torch.DoubleTensor`` -> ``Double`` (the ScalarType name)."""
+    return type_str.removeprefix("torch.").removesuffix("Tensor")
+
+
+def _meta_name(type_str: str) -> str:
+    name = _scalar_name(type_str)
+    return _META_NAMES.get(name, name)
 
 
 _PADDING_MAX = 2 ** 62 - 1  # PyTorch's bound, so that 2 * padding fits in int64

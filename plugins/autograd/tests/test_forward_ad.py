@@ -250,6 +250,37 @@ def test_custom_function_jvp_matches_torch():
     _assert_same(*_both(build))
 
 
+def test_saved_output_of_custom_function_carries_its_tangent_into_backward():
+    # forward-over-reverse: the backward reads the saved output, whose tangent the jvp gave it
+    def build(T):
+        fw = T.autograd.forward_ad
+
+        class Exp(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                result = x.exp()
+                ctx.save_for_backward(result)
+                ctx.save_for_forward(result)
+                return result
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.saved_tensors[0]
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * ctx.saved_tensors[0]
+
+        x = T.tensor([0.1, 0.5, -0.3], dtype=T.float64)
+        with fw.dual_level():
+            d = fw.make_dual(x.clone().requires_grad_(True), T.tensor([1.0, -1.0, 0.5], dtype=T.float64))
+            y = Exp.apply(d)
+            g, = T.autograd.grad(y.sum(), d, create_graph=True)
+            return [fw.unpack_dual(y).tangent, g, fw.unpack_dual(g).tangent]
+
+    _assert_same(*_both(build))
+
+
 def test_custom_function_jvp_errors_match_torch():
     def build(T):
         fw = T.autograd.forward_ad

@@ -22,7 +22,7 @@ FALLBACK = {
     "aten::masked_select": _DATA_DEPENDENT, "aten::repeat_interleave.Tensor": _DATA_DEPENDENT,
     "aten::histc": "bins from per-sample min/max", "aten::as_strided": "strides of the logical tensor",
     "aten::_reshape_alias": "strides of the logical tensor", "aten::view.dtype": "reinterprets the buffer",
-    "aten::convolution_backward": _GRAD_SUMMED, "aten::native_layer_norm_backward": _GRAD_SUMMED,
+    "aten::native_layer_norm_backward": _GRAD_SUMMED,
     "aten::native_batch_norm_backward": _GRAD_SUMMED,
     "aten::native_group_norm_backward": _GRAD_SUMMED, "aten::_prelu_kernel_backward": _GRAD_SUMMED,
     "aten::embedding_dense_backward": _GRAD_SUMMED, "aten::embedding_renorm_": _LOOP_OK,

@@ -100,3 +100,39 @@ def test_batch_norm_module_against_torch(training):
         bn.train(training)
         outs.append(m.vmap(bn)(inp))
     close(outs[0], outs[1])
+
+
+# (functional, input shape, weight shape, kwargs): batched weights take one grouped convolution, and
+# convolution_backward batches every input/weight/bias combination without the per-sample loop
+CONV_CASES = [
+    ("conv2d", (2, 3, 6, 6), (4, 3, 3, 3), {}),
+    ("conv2d", (2, 4, 6, 6), (6, 2, 3, 3), {"groups": 2, "stride": 2, "padding": 1}),
+    ("conv1d", (2, 3, 7), (4, 3, 2), {"dilation": 2}),
+    ("conv_transpose2d", (2, 4, 5, 5), (4, 1, 3, 3), {"groups": 2, "stride": 2}),
+    ("conv2d", (3, 6, 6), (4, 3, 3, 3), {}),  # an unbatched (no N) convolution per sample
+]
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # no per-sample fallback warning
+@pytest.mark.parametrize("dims", [(0, 0, 0), (0, 0, None), (None, None, 0), (0, None, None)])
+@pytest.mark.parametrize("case", range(len(CONV_CASES)))
+def test_convolution_and_its_backward_with_batched_weights_against_torch(case, dims):
+    torch = pytest.importorskip("torch")
+    name, xs, ws, kw = CONV_CASES[case]
+    out_channels = ws[1] * kw.get("groups", 1) if "transpose" in name else ws[0]
+    tensors = [pair(B, *ws, seed=1), pair(B, out_channels, seed=2), pair(B, *xs, seed=3)]  # weight, bias, input
+    mine = [t[0] if d is not None else t[0][0] for t, d in zip(tensors, dims)]
+    theirs = [t[1] if d is not None else t[1][0] for t, d in zip(tensors, dims)]
+
+    def run(M):
+        conv = getattr(M.nn.functional, name)
+
+        def loss(w, b, x):
+            return (conv(x, w, b, **kw) ** 2).sum()
+
+        args = mine if M is tp else theirs
+        out = M.vmap(lambda w, b, x: conv(x, w, b, **kw), in_dims=dims)(*args)
+        grads = M.vmap(M.func.grad(loss, argnums=(0, 1, 2)), in_dims=dims)(*args)
+        return [out, *grads]
+
+    close(run(tp), run(torch), atol=1e-9, rtol=1e-9)

@@ -609,7 +609,7 @@ def _spatial_rank(op: Any, args: tuple[Any, ...]) -> int:
     raise AssertionError(name)
 
 
-@rule("convolution", "im2col", "col2im", "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
+@rule("im2col", "col2im", "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
       "_adaptive_avg_pool2d", "adaptive_max_pool2d", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
       "replication_pad1d", "replication_pad2d", "replication_pad3d", "upsample_nearest1d", "upsample_nearest2d",
       "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
@@ -656,6 +656,64 @@ def merge_n_rule(op: Any, level: int, *args: Any) -> Any:
         return type(r)(back(x) for x in r)
 
     return back(result)
+
+
+# ---- convolution: the batch dim merges into N, or with batched weights into the channels (groups) -----------
+def _at(t: Any, level: int) -> bool:
+    return t is not None and t.__class__ is BatchedTensor and t._bt_level == level
+
+
+def _into_channels(t: Any, n: int, count: int) -> Any:
+    """(B, N, C, *sp) -> (N, B*C, *sp): sample b's channels become the b-th block of ``count`` channels."""
+    return t.movedim(0, 1).reshape((t.shape[1], n * count) + tuple(t.shape[3:]))
+
+
+@rule("convolution")
+def convolution_rule(op: Any, level: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
+                     dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Any:
+    """Unbatched weights: the batch dim merges into N.  Batched weights (per-sample gradients, ensembles):
+    one grouped convolution, sample b's channels (and weights) forming groups b*groups .. (b+1)*groups-1."""
+    if not (_at(weight, level) or _at(bias, level)):
+        return merge_n_rule(op, level, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                            groups)
+    n = _size((input, weight, bias), level)
+    has_n = input.dim() == weight.dim()
+    x = materialize(input, level, n)
+    if not has_n:
+        x = x.unsqueeze(1)
+    w = materialize(weight, level, n)
+    b = None if bias is None else materialize(bias, level, n).reshape(-1)
+    out = call(op, (_into_channels(x, n, x.shape[2]), w.reshape((-1,) + tuple(w.shape[2:])), b, stride, padding,
+                    dilation, transposed, output_padding, groups * n))
+    out = out.reshape((out.shape[0], n, -1) + tuple(out.shape[2:]))  # (N, B, O, *sp)
+    return wrap(out, 1, level) if has_n else wrap(out[0], 0, level)
+
+
+@rule("convolution_backward")
+def convolution_backward_rule(op: Any, level: int, grad_output: Any, input: Any, weight: Any, bias_sizes: Any,
+                              stride: Any, padding: Any, dilation: Any, transposed: bool, output_padding: Any,
+                              groups: int, output_mask: Any) -> Any:
+    """The backward of the grouped convolution above: every sample's input, weight and bias gradients
+    in one call (an unbatched argument is expanded first)."""
+    n = _size((grad_output, input, weight), level)
+    has_n = input.dim() == weight.dim()
+    g = materialize(grad_output, level, n)
+    x = materialize(input, level, n)
+    w = materialize(weight, level, n)
+    if not has_n:
+        g, x = g.unsqueeze(1), x.unsqueeze(1)
+    sizes = None if bias_sizes is None else [n * int(bias_sizes[0])]
+    gi, gw, gb = call(op, (_into_channels(g, n, g.shape[2]), _into_channels(x, n, x.shape[2]),
+                           w.reshape((-1,) + tuple(w.shape[2:])), sizes, stride, padding, dilation, transposed,
+                           output_padding, groups * n, output_mask))
+    if gi is not None:
+        gi = gi.reshape((gi.shape[0], n, -1) + tuple(gi.shape[2:]))
+        gi = wrap(gi, 1, level) if has_n else wrap(gi[0], 0, level)
+    if gw is not None:
+        gw = wrap(gw.reshape((n, -1) + tuple(gw.shape[1:])), 0, level)
+    if gb is not None:
+        gb = wrap(gb.reshape(n, -1), 0, level)
+    return gi, gw, gb
 
 
 @rule("native_layer_norm")

@@ -7,12 +7,14 @@ from typing import Any, Callable
 
 import torchplug
 
+from . import _function
 from ._batched import BatchedTensor, pop_level, push_level, wrap
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
+_FUNCTION_HOOK: list[bool] = []
 
 
 def _name(func: Any) -> str:
@@ -98,6 +100,9 @@ def _vmap_call(func: Any, in_dims: Any, out_dims: Any, randomness: str, chunk_si
 
 def _flat_vmap(func: Any, batch_size: int, flat_args: list[Any], flat_in_dims: list[Any], args_spec: Any,
                out_dims: Any, randomness: str, kwargs: dict[str, Any]) -> Any:
+    if not _FUNCTION_HOOK:
+        _function.install()  # autograd.Function's vmap support, once the autograd plugin is loaded
+        _FUNCTION_HOOK.append(True)
     lv, saved = push_level(batch_size, randomness)
     try:
         batched = [a if d is None else wrap(a, d, lv.level) for a, d in zip(flat_args, flat_in_dims)]

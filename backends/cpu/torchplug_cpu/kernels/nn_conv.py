@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 from torchplug._base import dtype as D
 from torchplug._ops import nn_shapes as S
 from torchplug.library import KernelTable
+from torchplug_cpu._blas_policy import user_threads
 
 from .. import _common as C
 from .._common import HALF, INTEGRAL, Tensor
@@ -217,6 +218,8 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, 
         input._data.shape, weight._data.shape, None if bias is None else bias._data.shape, stride, padding,
         dilation, transposed, output_padding, groups, _type_str(input), _type_str(input if same else weight),
         None if bias is None else _type_str(input if same else bias),
+        S.conv_uses_onednn(input._data.shape, weight._data.shape, stride, dilation, groups, _type_str(input),
+                           user_threads()) if weight._dtype != dt else None,
     )
     if refused:
         raise C.not_implemented(name, dt)

@@ -17,6 +17,10 @@ from torchplug_autograd.autograd.grad_mode import no_grad
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction",
            "NestedIOFunction"]
 
+# torchplug.func sets this to its vmap support for Functions (their vmap staticmethod or the generated rule):
+# (cls, Function, args, kwargs) -> the result, or NotImplemented when no argument is batched
+BATCHED_APPLY: Any = None
+
 
 class FunctionCtx:
     """The ``ctx`` of ``forward``/``setup_context``/``backward`` (it is the graph node itself)."""
@@ -145,6 +149,10 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if BATCHED_APPLY is not None:
+            out = BATCHED_APPLY(cls, Function, args, kwargs)
+            if out is not NotImplemented:
+                return out
         custom_setup = cls.setup_context is not Function.setup_context  # type: ignore[comparison-overlap]
         ctx = cls._backward_cls()
         is_tensor = [isinstance(a, Tensor) for a in args]
@@ -234,7 +242,20 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         del ctx._to_save
         if fw_tangents:
             _run_jvp(cls, ctx, args, outs, fw_tangents)
+            _saved_outputs_take_tangents(ctx, outs)
         return outs[0] if single else tuple(outs)
+
+
+def _saved_outputs_take_tangents(ctx: Any, outs: list[Any]) -> None:
+    """A saved output carries the tangents the jvp just gave its output (saved before they existed), so a
+    backward differentiated in forward mode (forward-over-reverse: hessian, jvp of grad) sees them."""
+    result_nr = ctx._extra.get("result_nr")
+    if not result_nr or ctx._versions is None:  # nothing saved from the outputs, or packed by hooks
+        return
+    for slot, k in result_nr.items():
+        fw = outs[k].__dict__.get("_fw")
+        for lid, tan in (fw or {}).items():
+            set_tangent(ctx._saved[slot], lid, tan)
 
 
 def _input_tangents(args: tuple[Any, ...]) -> dict[int, list[Any]] | None:

@@ -40,3 +40,33 @@ def test_dynamo_config_settings_can_be_assigned():
         assert torchplug._dynamo.config.suppress_errors is True
     finally:
         torchplug._dynamo.config.suppress_errors = old
+
+
+def test_explain_runs_the_function_and_reports_no_graphs():
+    calls = []
+
+    def bar(a, b):
+        calls.append(1)
+        x = a / (torchplug.abs(a) + 1)
+        if b.sum() < 0:
+            b = b * -1
+        return x * b
+
+    out = torchplug._dynamo.explain(bar)(torchplug.randn(10), torchplug.randn(10))
+    assert calls == [1]
+    assert (out.graph_count, out.graph_break_count, out.op_count, out.graphs, out.break_reasons) == (0, 0, 0, [], [])
+    assert str(out).startswith("Graph Count: 0\nGraph Break Count: 0\nOp Count: 0\nBreak Reasons:\n")
+    with pytest.warns(FutureWarning, match="explain\\(f, \\*args, \\*\\*kwargs\\) is deprecated"):
+        old = torchplug._dynamo.explain(bar, torchplug.randn(3), torchplug.randn(3))
+    assert old.graph_count == 0 and calls == [1, 1]
+
+
+def test_explain_output_prints_in_torchs_layout():
+    torch = pytest.importorskip("torch")
+    from torch._dynamo.backends.debugging import ExplainOutput as TorchExplainOutput
+
+    fields = dict(graphs=[], graph_count=0, graph_break_count=0, break_reasons=[], op_count=0, ops_per_graph=[],
+                  out_guards=[], compile_times="")
+    assert str(torchplug._dynamo.ExplainOutput(**fields)) == str(TorchExplainOutput(**fields))
+    fields.update(ops_per_graph=[["add", "mul"]])
+    assert str(torchplug._dynamo.ExplainOutput(**fields)) == str(TorchExplainOutput(**fields))

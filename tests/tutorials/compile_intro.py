@@ -3,8 +3,8 @@
 # comparison with mode="reduce-overhead" and torch._dynamo.reset(), data-dependent control flow, a non-PyTorch
 # function (scipy.fft.dct) inside a compiled function, and fullgraph=True.  Changes: CUDA events become
 # time.perf_counter, densenet121 (torchvision) becomes a small convolutional classifier, sizes and iterations
-# are small; the FX sections (torch.fx.symbolic_trace, the custom FX backend, torch._dynamo.explain/export)
-# are left out, as is the TorchScript comparison (its printed results depend on what tracing captures).
+# are small; the FX sections (torch.fx.symbolic_trace, the custom FX backend, torch._dynamo.export) are left
+# out, as is the TorchScript comparison (its printed results depend on what tracing captures).
 # Every call names backend="eager": inductor's C++ builds take about a minute of CPU under real torch
 # (torchplug runs every backend eagerly, the default one included).  Compiled results are asserted equal to eager ones.
 import time
@@ -238,6 +238,12 @@ def bar(a, b):
     if b.sum() < 0:
         b = b * -1
     return x * b
+
+# Reset since we are using a different backend.
+torch._dynamo.reset()
+explain_output = torch._dynamo.explain(bar)(torch.randn(10), torch.randn(10))
+print(explain_output)
+assert explain_output.graph_count >= 0
 
 import traceback as tb
 opt_bar = torch.compile(bar, fullgraph=True, backend="eager")

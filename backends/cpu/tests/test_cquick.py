@@ -178,10 +178,10 @@ def test_constructors_and_configure_check_their_arguments():
     with pytest.raises(TypeError):
         cq.configure(1, 2, 3)
     with pytest.raises(TypeError, match="ContextVar"):
-        cq.configure(torch.Tensor, np.ndarray, {}, {}, object(), None, np.empty_like, np.asarray, torch.float32,
+        cq.configure(torch.Tensor, np.ndarray, {}, {}, object(), None, np.empty_like, np.asarray, np.empty, torch.float32,
                      torch.float64, torch.int64, frozenset(), 10)
     with pytest.raises(ValueError, match="min_items"):
-        cq.configure(torch.Tensor, np.ndarray, {}, {}, *C.ERRSTATE, np.empty_like, np.asarray, torch.float32,
+        cq.configure(torch.Tensor, np.ndarray, {}, {}, *C.ERRSTATE, np.empty_like, np.asarray, np.empty, torch.float32,
                      torch.float64, torch.int64, frozenset(), 0)
     # the failed calls left the configuration alone
     _same(_kernel("aten::mul")(torch.ones(2), torch.ones(2)), torch.ones(2))
@@ -200,3 +200,24 @@ def test_a_standalone_kernel_falls_back_to_its_python_function():
     assert k(a, a, 1) == "python" and k(a, b=a) == "python" and k(a, "x") == "python"
     assert len(seen) == 3
     assert k.__name__ == "fallback" and repr(k).startswith("<torchplug_cpu._cquick.Binary kernel")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sum_gives_numpys_bits(dtype):
+    # the C loop repeats NumPy's pairwise summation: the same bits for every length and split
+    k = _kernel("aten::sum")
+    rng = np.random.default_rng(0)
+    lengths = [*range(0, 300), 1000, 1023, 4096, 10000, P.MIN_ITEMS - 1]
+    for n in lengths:
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 6, n)).astype(dtype)
+        if n % 7 == 3:
+            x[rng.integers(0, n)] = rng.choice([np.inf, -np.inf, np.nan, -0.0])
+        got = k(torch.from_numpy(x), None, False, None).numpy()
+        want = np.add.reduce(x, axis=None, dtype=x.dtype)
+        assert got.dtype == want.dtype and got.tobytes() == np.asarray(want).tobytes(), n
+    for special in ([-0.0], [-0.0, -0.0], [], [1e30, 1.0, -1e30], [3e38, 3e38]):
+        x = np.array(special, dtype)
+        got = k(torch.from_numpy(x), None, False, None).numpy()
+        with np.errstate(all="ignore"):
+            want = np.add.reduce(x, axis=None, dtype=x.dtype)
+        assert got.tobytes() == np.asarray(want).tobytes()

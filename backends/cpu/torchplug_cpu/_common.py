@@ -109,7 +109,7 @@ def _pick_cquick() -> Any:
     from torchplug_cpu._parallel import MIN_ITEMS
 
     if found is not None:  # what its fast paths compare with, and how they make results (as wrap does)
-        found.configure(Tensor, _ndarray, globals(), NP_TO_DTYPE, *ERRSTATE, np.empty_like, np.asarray, D.float32,
+        found.configure(Tensor, _ndarray, globals(), NP_TO_DTYPE, *ERRSTATE, np.empty_like, np.asarray, np.empty, D.float32,
                         D.float64, D.int64, frozenset(D.FLOAT8_DTYPES), MIN_ITEMS)
     return found
 

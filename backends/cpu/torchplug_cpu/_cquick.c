@@ -6,7 +6,8 @@
  * ``alpha``: the kernel takes (self, other, alpha) and the fast path needs alpha to be the int 1 (add).
  * A ``Relu(fallback)`` kernel does relu on a small C-contiguous float32/float64 tensor (x < 0 ? 0 : x, so -0.0
  * and NaN pass unchanged, as pointwise.py's ``_relu``).  A ``Sum(reduce, fallback)`` kernel is reduction.py's
- * full-sum fast path: ``reduce(x, axis=None, dtype=x.dtype)`` for a small float32/float64 tensor.
+ * full-sum fast path for a small float32/float64 tensor: NumPy's pairwise summation in C (bit for bit) for a
+ * C-contiguous one, ``reduce(x, axis=None, dtype=x.dtype)`` for others.
  *
  * Every other call -- other types, dtypes or sizes, keyword arguments, a NumPy error -- goes to ``fallback``,
  * the Python kernel, which stays the reference and raises every error (it recomputes from the unchanged
@@ -30,6 +31,7 @@ static PyObject *errvar = NULL;      /* NumPy's error-state context variable */
 static PyObject *quiet_state = NULL; /* its value for errstate(all="ignore") */
 static PyObject *empty_like = NULL;  /* numpy.empty_like */
 static PyObject *asarray = NULL;     /* numpy.asarray */
+static PyObject *empty = NULL;       /* numpy.empty */
 static PyObject *float32 = NULL, *float64 = NULL, *int64 = NULL, *float8 = NULL; /* torchplug dtypes; a frozenset */
 static long long min_items = 0;      /* operands this large take the threaded Python path */
 static PyObject *s_size, *s_dtype, *s_nbytes, *s_cpu, *s_keyset, *s_stats, *s_new_tensor, *s_wrap;
@@ -208,8 +210,42 @@ static PyObject *relu_vectorcall(PyObject *self, PyObject *const *args, size_t n
     return wrap(out);
 }
 
+/* NumPy's pairwise summation (numpy/_core/src/umath/loops_utils.h.src), in the same order with the same
+ * accumulator type, so a C-contiguous array sums to the bits ``numpy.add.reduce`` gives: under 8 items one
+ * running sum, up to 128 eight partial sums combined pairwise plus the rest, above that two halves split at a
+ * multiple of 8.  The reduction starts from add's identity: ``0 + pairwise_sum(x)``. */
+#define PAIRWISE_SUM(NAME, T)                                                                                   \
+    static T NAME(const T *a, Py_ssize_t n) {                                                                   \
+        if (n < 8) {                                                                                            \
+            T res = 0;                                                                                          \
+            for (Py_ssize_t i = 0; i < n; i++)                                                                  \
+                res += a[i];                                                                                    \
+            return res;                                                                                         \
+        }                                                                                                       \
+        if (n <= 128) {                                                                                         \
+            T r[8];                                                                                             \
+            Py_ssize_t i;                                                                                       \
+            for (int j = 0; j < 8; j++)                                                                         \
+                r[j] = a[j];                                                                                    \
+            for (i = 8; i < n - (n % 8); i += 8)                                                                \
+                for (int j = 0; j < 8; j++)                                                                     \
+                    r[j] += a[i + j];                                                                           \
+            T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                          \
+            for (; i < n; i++)                                                                                  \
+                res += a[i];                                                                                    \
+            return res;                                                                                         \
+        }                                                                                                       \
+        Py_ssize_t n2 = n / 2;                                                                                  \
+        n2 -= n2 % 8;                                                                                           \
+        return NAME(a, n2) + NAME(a + n2, n - n2);                                                              \
+    }
+
+PAIRWISE_SUM(pairwise_float, float)
+PAIRWISE_SUM(pairwise_double, double)
+
 /* reduce_sum's fast path: a full sum of a small float32/float64 tensor (dim, keepdim, dtype at their defaults),
- * ``numpy.add.reduce(x, axis=None, dtype=x.dtype)`` under the "ignore" error state. */
+ * what ``numpy.add.reduce(x, axis=None, dtype=x.dtype)`` gives: summed here for a C-contiguous array (into a
+ * fresh 0-dim array), through ``reduce`` (under the "ignore" error state) for any other layout. */
 static PyObject *sum_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     KernelObject *k = (KernelObject *)self;
     if (tensor_type == NULL || kwnames != NULL || PyVectorcall_NARGS(nargsf) != 4 || Py_TYPE(args[0]) != tensor_type ||
@@ -226,6 +262,44 @@ static PyObject *sum_vectorcall(PyObject *self, PyObject *const *args, size_t na
     PyObject *npdt = PyObject_GetAttr(x, s_dtype);
     if (npdt == NULL)
         return NULL;
+    Py_buffer in;
+    if (PyObject_GetBuffer(x, &in, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+        const int dbl = in.format != NULL && strcmp(in.format, "d") == 0;
+        const int flt = in.format != NULL && strcmp(in.format, "f") == 0;
+        const Py_ssize_t item = dbl ? (Py_ssize_t)sizeof(double) : (Py_ssize_t)sizeof(float);
+        if ((dbl || flt) && (dt == float64) == dbl && in.itemsize == item && in.len % item == 0) {
+            PyObject *shape = PyTuple_New(0);
+            PyObject *call[2] = {shape, npdt};
+            PyObject *out = shape ? PyObject_Vectorcall(empty, call, 2, NULL) : NULL;
+            Py_XDECREF(shape);
+            Py_buffer o;
+            if (out == NULL || PyObject_GetBuffer(out, &o, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+                PyBuffer_Release(&in);
+                Py_DECREF(npdt);
+                Py_XDECREF(out);
+                return NULL;
+            }
+            if (o.len != item) {
+                PyBuffer_Release(&o);
+                PyBuffer_Release(&in);
+                Py_DECREF(npdt);
+                Py_DECREF(out);
+                PyErr_SetString(PyExc_RuntimeError, "numpy.empty((), dtype) did not make one item");
+                return NULL;
+            }
+            if (dbl)
+                *(double *)o.buf = 0.0 + pairwise_double(in.buf, in.len / item);
+            else
+                *(float *)o.buf = 0.0f + pairwise_float(in.buf, in.len / item);
+            PyBuffer_Release(&o);
+            PyBuffer_Release(&in);
+            Py_DECREF(npdt);
+            return wrap(out);
+        }
+        PyBuffer_Release(&in);
+    } else {
+        PyErr_Clear(); /* not C-contiguous: NumPy's reduction */
+    }
     PyObject *token = PyContextVar_Set(errvar, quiet_state);
     if (token == NULL) {
         Py_DECREF(npdt);
@@ -391,14 +465,14 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
     return offset;
 }
 
-/* configure(Tensor, ndarray, common_dict, np_to_dtype, errvar, quiet_state, empty_like, asarray, float32, float64,
- *           int64, float8_set, min_items) */
+/* configure(Tensor, ndarray, common_dict, np_to_dtype, errvar, quiet_state, empty_like, asarray, empty, float32,
+ *           float64, int64, float8_set, min_items) */
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyTypeObject *t, *nd;
-    PyObject *cd, *n2d, *ev, *qs, *el, *aa, *f32, *f64, *i64, *f8;
+    PyObject *cd, *n2d, *ev, *qs, *el, *aa, *em, *f32, *f64, *i64, *f8;
     long long mi;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOO!L:configure", &PyType_Type, &t, &PyType_Type, &nd, &PyDict_Type, &cd,
-                          &PyDict_Type, &n2d, &ev, &qs, &el, &aa, &f32, &f64, &i64, &PyFrozenSet_Type, &f8, &mi))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOO!L:configure", &PyType_Type, &t, &PyType_Type, &nd, &PyDict_Type, &cd,
+                          &PyDict_Type, &n2d, &ev, &qs, &el, &aa, &em, &f32, &f64, &i64, &PyFrozenSet_Type, &f8, &mi))
         return NULL;
     if (!PyContextVar_CheckExact(ev)) {
         PyErr_SetString(PyExc_TypeError, "configure(): errvar must be a contextvars.ContextVar");
@@ -414,7 +488,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     off_data = od;
     off_dtype = ot;
     min_items = mi;
-    PyObject *objs[] = {(PyObject *)t, (PyObject *)nd, cd, n2d, ev, qs, el, aa, f32, f64, i64, f8};
+    PyObject *objs[] = {(PyObject *)t, (PyObject *)nd, cd, n2d, ev, qs, el, aa, em, f32, f64, i64, f8};
     for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
         Py_INCREF(objs[i]);
     Py_XSETREF(ndarray_type, nd);
@@ -424,6 +498,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_XSETREF(quiet_state, qs);
     Py_XSETREF(empty_like, el);
     Py_XSETREF(asarray, aa);
+    Py_XSETREF(empty, em);
     Py_XSETREF(float32, f32);
     Py_XSETREF(float64, f64);
     Py_XSETREF(int64, i64);
@@ -434,8 +509,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Tensor, ndarray, common_dict, np_to_dtype, errvar, quiet_state, empty_like, asarray, float32, "
-     "float64, int64, float8_set, min_items): what the fast paths compare with."},
+     "configure(Tensor, ndarray, common_dict, np_to_dtype, errvar, quiet_state, empty_like, asarray, empty, "
+     "float32, float64, int64, float8_set, min_items): what the fast paths compare with."},
     {NULL, NULL, 0, NULL},
 };
 

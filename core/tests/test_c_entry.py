@@ -3,8 +3,10 @@ points give, everything else goes to those, and they look like the functions the
 
 from __future__ import annotations
 
+import copy
 import gc
 import inspect
+import pickle
 import sys
 import threading
 
@@ -193,6 +195,8 @@ def test_entries_look_like_their_functions():
     a = torch.ones(2)
     assert a.add.__self__ is a and a.add.__func__ is T.add  # binds as a method
     _same(T.__add__(a, a), a + a)
+    assert copy.copy(fn) is fn and copy.deepcopy({"act": fn})["act"] is fn  # as functions (nn.Module deep copies)
+    assert pickle.loads(pickle.dumps(fn)) is fn  # by qualified name, found as torchplug.add (as torch.add pickles)
     fn.__dict__["cdisp_note"] = 1  # attributes live on the Python entry
     assert python.cdisp_note == 1
     del python.cdisp_note

@@ -298,7 +298,25 @@ static PyObject *entry_wrapped(PyObject *self, void *closure) {
     return e->func;
 }
 
+/* Functions are immutable to copy (copy.copy/deepcopy return them) and pickle by qualified name: an Entry too. */
+static PyObject *entry_copy(PyObject *self, PyObject *unused) {
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *entry_reduce(PyObject *self, PyObject *unused) {
+    EntryObject *e = (EntryObject *)self;
+    if (e->func == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Entry was cleared");
+        return NULL;
+    }
+    return PyObject_GetAttrString(e->func, "__qualname__");
+}
+
 static PyMethodDef entry_methods[] = {
+    {"__copy__", entry_copy, METH_NOARGS, "The entry itself, as for functions."},
+    {"__deepcopy__", entry_copy, METH_O, "The entry itself, as for functions."},
+    {"__reduce__", entry_reduce, METH_NOARGS, "Pickled by qualified name, as functions are."},
     {"arm", entry_arm, METH_VARARGS,
      "arm(cache, tls, ntensors, numbers, defaults): take calls of ntensors positional arguments in C."},
     {"disarm", entry_disarm, METH_NOARGS, "Send every call to the Python entry point."},

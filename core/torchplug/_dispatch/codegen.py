@@ -7,6 +7,11 @@ and the kernel is one dict hit away.  Nothing is parsed or built per call.
 
 The compile happens on an entry point's first call (:func:`build_entry` returns a stub with the final
 signature that swaps the compiled code into itself), so ``import torchplug`` compiles none of them.
+
+Where the optional C module ``_centry`` is built, an op whose schema starts with one or two plain tensors
+gets a C ``Entry`` wrapping that function instead: armed when the function is compiled, it takes the calls
+that pass just those tensors positionally (key set, TLS, cache hit and kernel call in C) and hands every
+other call to the generated function, which stays the reference (``TORCHPLUG_PURE_PYTHON=1``: none).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Install torchplug and torchplug-cpu with their C extensions built under ASan and UBSan.
 
-``python scripts/build_sanitized.py DEST`` copies the sources that build the two extensions
-(torchplug._tensor._fastpath, torchplug_cpu._ckernels) to ``DEST/src`` -- so the checkout's own builds and
-``build/`` folders are left alone -- and pip-installs them into the running environment with
+``python scripts/build_sanitized.py DEST`` copies the sources that build the C extensions
+(torchplug._tensor._fastpath, torchplug._dispatch._centry, torchplug_cpu._ckernels, torchplug_cpu._cquick...)
+to ``DEST/src`` -- so the checkout's own builds and ``build/`` folders are left alone -- and pip-installs them into the running environment with
 ``TORCHPLUG_SANITIZE=1``, which makes both setup.py files compile with
 ``-fsanitize=address,undefined -fno-omit-frame-pointer -O1`` and makes the extensions required:
 a failed build fails the install instead of falling back to Python.  It then imports both under
@@ -29,11 +29,13 @@ _SKIP = shutil.ignore_patterns("*.so", "*.o", "__pycache__", "*.egg-info", "buil
 VERIFY = """
 import pathlib, sys
 import torchplug, torchplug._tensor._fastpath as fp, torchplug._tensor.construct as nt
-import torchplug_cpu._ckernels as ck, torchplug_cpu._native as native
+import torchplug._dispatch._centry as ce, torchplug._dispatch.codegen as cg
+import torchplug_cpu._ckernels as ck, torchplug_cpu._native as native, torchplug_cpu._cquick as cq
 root = pathlib.Path(sys.argv[1])
 in_tree = {root / "core" / "torchplug", root / "backends" / "cpu" / "torchplug_cpu"}
-assert nt.ACCELERATED and native.ckernels is ck, "the C extensions are not in use"
-for m in (fp, ck):
+assert nt.ACCELERATED and native.ckernels is ck and native.cquick is cq, "the C extensions are not in use"
+assert cg.C_ENTRIES and type(torchplug.Tensor.__add__) is ce.Entry, "the C entry points are not in use"
+for m in (fp, ce, ck, cq):
     path = pathlib.Path(m.__file__).resolve()
     assert path.parent not in in_tree, f"{m.__name__} comes from the checkout, not the sanitized install: {path}"
     data = path.read_bytes()

@@ -23,5 +23,9 @@ setup(
         Extension("torchplug_cpu._crandom", ["torchplug_cpu/_crandom.c"], optional=not SANITIZE,
                   extra_compile_args=(SANITIZER_FLAGS if SANITIZE else ["-O3"]) + ["-ffp-contract=off", "-fno-math-errno"],
                   extra_link_args=SANITIZER_FLAGS[:2] if SANITIZE else []),
+        # the hottest small kernels' fast paths without Python frames (pointwise.py keeps the Python kernels)
+        Extension("torchplug_cpu._cquick", ["torchplug_cpu/_cquick.c"], optional=not SANITIZE,
+                  extra_compile_args=(SANITIZER_FLAGS if SANITIZE else ["-O3"]) + ["-fno-math-errno"],
+                  extra_link_args=SANITIZER_FLAGS[:2] if SANITIZE else []),
     ],
 )

@@ -48,7 +48,10 @@ def test_pure_python_reads_its_variable(monkeypatch):
 
 _PROBE = ("import json, torchplug\n"
           "from torchplug._tensor import construct\n"
-          "print(json.dumps({'fastpath': construct.ACCELERATED}))\n")
+          "from torchplug._dispatch import codegen\n"
+          "a = torchplug.ones(2)\n"
+          "print(json.dumps({'fastpath': construct.ACCELERATED, 'centry': codegen.C_ENTRIES,\n"
+          "                  'add': type(torchplug.Tensor.__add__).__name__, 'sum': (a + a).sum().item()}))\n")
 
 
 def _probe(value: str | None) -> dict:
@@ -66,3 +69,12 @@ def test_zero_keeps_the_c_fast_path():
         pytest.skip("torchplug._tensor._fastpath was not built")
     assert _probe("0")["fastpath"] is True
     assert _probe("1")["fastpath"] is False
+
+
+def test_pure_python_turns_the_c_entry_points_off():
+    if not _probe(None)["centry"]:
+        pytest.skip("torchplug._dispatch._centry was not built")
+    on, off = _probe("0"), _probe("1")
+    assert on["centry"] is True and on["add"] == "Entry"
+    assert off["centry"] is False and off["add"] == "function"  # the generated Python entry points
+    assert on["sum"] == off["sum"] == 4.0

@@ -97,6 +97,23 @@ def _pick_ckernels() -> Any:
 
 
 ckernels = _pick_ckernels()  # kernels test ``C.ckernels is not None`` and keep a NumPy fallback
+
+
+def _pick_cquick() -> Any:
+    """The C fast paths of the hottest kernels (``torchplug_cpu._cquick``), or None: not built, NumPy 1.x, or
+    this is another backend's instance of these helpers (the cuda backend's kernel families run this code
+    again without a module spec; the C module serves the cpu backend's one instance only)."""
+    if ckernels is None or ERRSTATE is None or globals().get("__spec__") is None:
+        return None
+    from torchplug_cpu._native import cquick as found
+    from torchplug_cpu._parallel import MIN_ITEMS
+
+    if found is not None:  # what its fast paths compare with, and how they make results (as wrap does)
+        found.configure(Tensor, _ndarray, globals(), NP_TO_DTYPE, *ERRSTATE, np.empty_like, np.asarray, np.empty, D.float32,
+                        D.float64, D.int64, frozenset(D.FLOAT8_DTYPES), MIN_ITEMS)
+    return found
+
+
 _C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -225,16 +242,22 @@ try:
 
     import functools
 
-    quiet = functools.partial(_ERRVAR.set, _make_extobj(all="ignore"))
+    _QUIET = _make_extobj(all="ignore")
+    quiet = functools.partial(_ERRVAR.set, _QUIET)
     loud = _ERRVAR.reset
+    ERRSTATE: Any = (_ERRVAR, _QUIET)  # for the C kernels (_cquick), which swap the same state
 
 except ImportError:  # NumPy 1.x
+    ERRSTATE = None
 
     def quiet() -> Any:
         return np.seterr(all="ignore")
 
     def loud(token: Any) -> None:
         np.seterr(**token)
+
+
+cquick = _pick_cquick()  # used by kernels/pointwise.py and reduction.py
 
 
 # ---- errors -----------------------------------------------------------------------------------------

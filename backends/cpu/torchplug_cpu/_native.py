@@ -13,17 +13,18 @@ from typing import Any
 
 from torchplug._base.env import pure_python
 
-__all__ = ["ckernels"]
+__all__ = ["ckernels", "cquick"]
 
 
-def _load() -> Any:
+def _load(name: str = "torchplug_cpu._ckernels") -> Any:
     if pure_python():
         return None
     try:
-        return importlib.import_module("torchplug_cpu._ckernels")
+        return importlib.import_module(name)
     except ImportError:  # not built (no compiler at install time): NumPy versions are used
         return None
 
 
 ckernels = _load()
+cquick = _load("torchplug_cpu._cquick")  # the hottest small kernels without Python frames (pointwise.py)
 

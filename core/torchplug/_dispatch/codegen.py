@@ -7,21 +7,29 @@ and the kernel is one dict hit away.  Nothing is parsed or built per call.
 
 The compile happens on an entry point's first call (:func:`build_entry` returns a stub with the final
 signature that swaps the compiled code into itself), so ``import torchplug`` compiles none of them.
+
+Where the optional C module ``_centry`` is built, an op whose schema starts with one or two plain tensors
+gets a C ``Entry`` wrapping that function instead: armed when the function is compiled, it takes the calls
+that pass just those tensors positionally (key set, TLS, cache hit and kernel call in C) and hands every
+other call to the generated function, which stays the reference (``TORCHPLUG_PURE_PYTHON=1``: none).
 """
 
 from __future__ import annotations
 
+import importlib
 import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
+from torchplug._base.env import pure_python
 from torchplug._dispatch.dispatcher import DISPATCHER, OperatorEntry
 from torchplug._dispatch.schema import NO_DEFAULT, Argument, FunctionSchema, SchemaType
 from torchplug._dispatch.tls import tls
 
-__all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "entry_source", "python_name"]
+__all__ = ["ArgContext", "CONVERTERS", "IDENTIFIER_DEFAULTS", "register_converter", "build_entry", "entry_source", "python_name",
+           "python_entry", "configure_c_entries", "observe_entry_frames", "C_ENTRIES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +138,56 @@ def _stub_template():  # the body of every entry point until its first call (see
 _STUB_CODE = _stub_template.__code__
 
 
+def _load_centry() -> Any:
+    """The optional C entry points (``_centry.c``), or None: not built, or ``TORCHPLUG_PURE_PYTHON`` set."""
+    if pure_python():
+        return None
+    try:
+        return importlib.import_module("torchplug._dispatch._centry")
+    except ImportError:  # not built (no compiler at install time): the Python entry points serve every call
+        return None
+
+
+_CENTRY = _load_centry()
+C_ENTRIES = _CENTRY is not None  # whether entry points with a C-eligible signature dispatch in C
+_C_MAX_TENSORS = 2
+_C_MAX_ARGS = 8
+
+
+_FRAME_OBSERVERS: set[Any] = set()
+
+
+def observe_entry_frames(owner: Any, observing: bool) -> None:
+    """Make every call run its Python entry point while some ``owner`` reads the entry's frame from the stack
+    (the allocator's ``current_op`` while it records memory history or has subscribers); C entries otherwise."""
+    if observing:
+        _FRAME_OBSERVERS.add(owner)
+    else:
+        _FRAME_OBSERVERS.discard(owner)
+    if _CENTRY is not None:
+        _CENTRY.set_enabled(not _FRAME_OBSERVERS)
+
+
+def configure_c_entries(tensor_class: type) -> None:
+    """Tell the C entry points which class carries ``_keyset`` (called by the tensor layer)."""
+    if _CENTRY is not None:
+        _CENTRY.configure(tensor_class)
+
+
+def _c_candidate(schema: FunctionSchema) -> bool:
+    """Whether the C path could take this schema's calls: 1-2 leading Tensor arguments, every other one defaulted."""
+    args = schema.arguments
+    n = 0
+    while n < len(args) and _plain_tensor(args[n]):
+        n += 1
+    return 1 <= n <= _C_MAX_TENSORS and len(args) <= _C_MAX_ARGS and all(a.has_default for a in args[n:])
+
+
+def _plain_tensor(arg: Argument) -> bool:
+    t = arg.type
+    return t.base == "Tensor" and not t.is_list and not t.optional and not arg.has_default and not arg.kwarg_only
+
+
 def build_entry(
     entry: OperatorEntry,
     *,
@@ -188,17 +246,21 @@ def build_entry(
                "numbers": numbers, "combination_errors": combination_errors, "method": method,
                "binary_operator": binary_operator}
 
+    # The C entry point (when built) wraps the stub and takes the common calls once armed at materialization.
+    centry = _CENTRY.Entry(stub) if _CENTRY is not None and _c_candidate(schema) else None
+
     def first_call(arguments: dict[str, Any]) -> Any:
-        materialize(stub, entry, options)
+        materialize(stub, entry, options, centry)
         return stub(**arguments)  # every parameter is positional-or-keyword or keyword-only
 
     ns["_tp_first_call"] = first_call
-    stub.__torchplug_materialize__ = lambda: materialize(stub, entry, options)
-    return stub
+    stub.__torchplug_materialize__ = lambda: materialize(stub, entry, options, centry)
+    return stub if centry is None else centry
 
 
-def materialize(stub: Callable[..., Any], entry: OperatorEntry, options: dict[str, Any]) -> None:
-    """Compile ``stub``'s entry point into its namespace and make the stub run it (idempotent)."""
+def materialize(stub: Callable[..., Any], entry: OperatorEntry, options: dict[str, Any], centry: Any = None) -> None:
+    """Compile ``stub``'s entry point into its namespace and make the stub run it (idempotent); arm ``centry``,
+    the C entry point wrapping the stub, when the compiled entry's common calls can take the C path."""
     if "__torchplug_materialize__" not in stub.__dict__:
         return  # already compiled (by another thread, or a second reference)
     real = _compile_entry(entry, stub.__globals__, **options)
@@ -207,6 +269,14 @@ def materialize(stub: Callable[..., Any], entry: OperatorEntry, options: dict[st
     stub.__kwdefaults__ = real.__kwdefaults__
     stub.__torchplug_source__ = real.__torchplug_source__  # type: ignore[attr-defined]
     stub.__dict__.pop("__torchplug_materialize__", None)
+    spec = real.__torchplug_cspec__  # type: ignore[attr-defined]
+    if centry is not None and spec is not None:
+        centry.arm(entry.cache, tls, *spec)
+
+
+def python_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The generated Python entry point behind ``fn`` (``fn`` itself unless it is a C entry point)."""
+    return getattr(fn, "__torchplug_python_entry__", fn)
 
 
 def entry_source(fn: Callable[..., Any]) -> str:
@@ -271,13 +341,28 @@ def _compile_entry(
     names = [python_name(a.name) for a in schema.arguments]
     if first_name and names:
         names[0] = first_name
+    # the C path's arming (see _centry.c): tensors it takes, which of them may be numbers, the values passed after
+    c_tensors = 0
+    c_numbers = 0
+    c_defaults: list[Any] | None = [] if _CENTRY is not None and _c_candidate(schema) else None
     for idx, (arg, local) in enumerate(zip(schema.arguments, names)):
+        if c_defaults is not None:
+            if _plain_tensor(arg) and idx == c_tensors:
+                c_tensors += 1
+                if entry.wrapped_numbers and (numbers is None or arg.name in numbers):
+                    c_numbers |= 1 << idx
+            else:
+                c_defaults.append(_default_value(arg))  # replaced by the namespace's own object below
+                if arg.type.base == "Tensor" and not (arg.type.optional and not arg.type.is_list and arg.default is None):
+                    c_defaults = None  # only an absent optional tensor (None) is passed without a key
         if arg.kwarg_only and not kw_started:
             params.append("*")
             kw_started = True
         if arg.has_default:
             ns[f"_d{idx}"] = _default_value(arg)
             params.append(f"{local}=_d{idx}")
+            if c_defaults is not None and idx >= c_tensors:
+                c_defaults[idx - c_tensors] = ns[f"_d{idx}"]
         else:
             params.append(local)
         call_args.append(local)
@@ -321,6 +406,8 @@ def _compile_entry(
         if t.optional or (arg.has_default and arg.default is None):
             check = f"{local} is None or {check}"
         body.append(f"if not ({check}):\n    {local} = _v{idx}({local}, _c{idx})")
+        if c_defaults is not None and idx >= c_tensors and not eval(check, ns, {local: ns[f"_d{idx}"]}):
+            c_defaults = None  # a default the converter rewrites: the Python entry passes what it makes of it
 
     if tensor_terms:
         body.append("ks = " + " | ".join(tensor_terms))
@@ -355,6 +442,7 @@ def _compile_entry(
     exec(code, ns)
     fn = ns[fname]
     fn.__torchplug_source__ = src  # for explain()/debugging
+    fn.__torchplug_cspec__ = None if c_defaults is None else (c_tensors, c_numbers, tuple(c_defaults))
     return fn
 
 

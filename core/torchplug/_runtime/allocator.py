@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from torchplug._dispatch.codegen import observe_entry_frames
 from torchplug._runtime.storage import Storage
 
 __all__ = [
@@ -476,6 +477,8 @@ class DeviceAllocator:
         slow = self._slow()
         for stats in list(self._stats.values()):
             stats.slow = slow
+        # events name their op from the entry point's Python frame (current_op): no C entry points meanwhile
+        observe_entry_frames(self, bool(self._callbacks) or self._history is not None)
 
     def _addr(self, storage: Any) -> int:
         try:

@@ -100,11 +100,16 @@ static inline void set_slot(PyObject *obj, Py_ssize_t off, PyObject *value) {
     Py_XSETREF(SLOT(obj, off), value);
 }
 
-/* The allocator counters of ``stats`` as 64-bit ints in v[D_CUR_B..N_D).  Returns 0, or 1 when one
- * is unset, not an exact int, or out of range (the caller then takes the Python steps, which
- * handle any number), or -1 with an exception set. */
-static int read_counters(PyObject *stats, long long *v) {
+#define ALL_COUNTERS (((1u << N_D) - 1) & ~1u) /* D_CUR_B..N_D */
+#define COUNTER(i) (1u << (i))
+
+/* The allocator counters of ``stats`` named by ``which`` (COUNTER bits) as 64-bit ints in v.  Returns 0,
+ * or 1 when one is unset, not an exact int, or out of range (the caller then takes the Python steps,
+ * which handle any number), or -1 with an exception set.  The others in v are left as they are. */
+static int read_counters(PyObject *stats, long long *v, unsigned which) {
     for (int i = D_CUR_B; i < N_D; i++) {
+        if (!(which & COUNTER(i)))
+            continue;
         PyObject *o = SLOT(stats, d_off[i]);
         int overflow;
         if (o == NULL || !PyLong_CheckExact(o))
@@ -118,10 +123,10 @@ static int read_counters(PyObject *stats, long long *v) {
     return 0;
 }
 
-/* Stores the counters of ``w`` that differ from ``v``. */
-static int write_counters(PyObject *stats, const long long *v, const long long *w) {
+/* Stores the counters named by ``which`` whose value in ``w`` differs from ``v``. */
+static int write_counters(PyObject *stats, const long long *v, const long long *w, unsigned which) {
     for (int i = D_CUR_B; i < N_D; i++) {
-        if (w[i] == v[i])
+        if (!(which & COUNTER(i)) || w[i] == v[i])
             continue;
         PyObject *nv = PyLong_FromLongLong(w[i]);
         if (nv == NULL)
@@ -141,7 +146,7 @@ static int write_counters(PyObject *stats, const long long *v, const long long *
  * overflow, so the caller can take the Python class instead; -1 with an exception set. */
 static int account(PyObject *stats, long long nbytes) {
     long long v[N_D], w[N_D];
-    int r = read_counters(stats, v);
+    int r = read_counters(stats, v, ALL_COUNTERS);
     if (r != 0)
         return r;
     memcpy(w, v, sizeof w);
@@ -166,7 +171,7 @@ static int account(PyObject *stats, long long nbytes) {
         RAISE_PEAK(D_SPEAK_B, small_b);
         RAISE_PEAK(D_SPEAK_N, small_n);
     }
-    return write_counters(stats, v, w);
+    return write_counters(stats, v, w, ALL_COUNTERS);
 }
 
 /* new_tensor(data, dtype, device, keyset, stats, nbytes) -> Tensor owning ``data`` in a fresh
@@ -267,19 +272,22 @@ static PyObject *storage_del(PyObject *self, PyObject *unused) {
         PyErr_SetString(PyExc_AttributeError, "'TrackedStorage' object has no attribute '_nbytes'");
         return NULL;
     }
-    long long v[N_D], w[N_D], n = 0;
+    long long v[N_D] = {0}, w[N_D], n = 0;
     int overflow = 1, r = 0;
     if (PyLong_CheckExact(nb)) {
         n = PyLong_AsLongLongAndOverflow(nb, &overflow);
         if (n == -1 && PyErr_Occurred())
             return NULL;
     }
-    if (!overflow && n != LLONG_MIN && (r = read_counters(a, v)) == 0) {
+    /* a free changes the current counters only (and the large-block ones for a large block): read just those */
+    const unsigned which =
+        COUNTER(D_CUR_B) | COUNTER(D_CUR_N) | (n > SMALL_SIZE ? COUNTER(D_LCUR_B) | COUNTER(D_LCUR_N) : 0);
+    if (!overflow && n != LLONG_MIN && (r = read_counters(a, v, which)) == 0) {
         memcpy(w, v, sizeof w);
         if (!__builtin_sub_overflow(v[D_CUR_B], n, &w[D_CUR_B]) && !__builtin_sub_overflow(v[D_CUR_N], 1, &w[D_CUR_N]) &&
             (n <= SMALL_SIZE || (!__builtin_sub_overflow(v[D_LCUR_B], n, &w[D_LCUR_B]) &&
                                  !__builtin_sub_overflow(v[D_LCUR_N], 1, &w[D_LCUR_N])))) {
-            if (write_counters(a, v, w) < 0)
+            if (write_counters(a, v, w, which) < 0)
                 return NULL;
             Py_RETURN_NONE;
         }

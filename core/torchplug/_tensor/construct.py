@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from torchplug._base.env import pure_python
+from torchplug._dispatch.codegen import configure_c_entries
 from torchplug._dispatch.keys import AUTOGRAD_BAND, INFERENCE_BIT
 from torchplug._dispatch.tls import tls
 from torchplug._runtime.allocator import DeviceStats, TrackedStorage
@@ -91,6 +92,7 @@ def _load() -> Any:
 
 
 _accelerated = _load()
+configure_c_entries(Tensor)  # the C entry points (torchplug._dispatch._centry) read _keyset through Tensor's slot
 ACCELERATED = _accelerated is not None
 new_tensor = _accelerated.new_tensor if _accelerated is not None else _new_tensor_py
 new_view = _accelerated.new_view if _accelerated is not None else _new_view_py

@@ -157,6 +157,7 @@ def _quick(ufunc: Any, self: Any, other: Any) -> Tensor | None:
 
 _ndarray = np.ndarray
 _MIN_ITEMS = P.MIN_ITEMS
+_CQ = C.cquick  # the C fast paths of add, mul and relu (None: not built, or another backend's instance)
 
 
 def _threaded(ufunc: Any, x: Any, y: Any) -> Tensor | None:
@@ -326,8 +327,9 @@ TABLE.impl("aten::neg")(_same_unary("neg", np.negative, bool_error=_msg(RuntimeE
     "`~` or `logical_not()` operator instead.")))
 TABLE.impl("aten::sign")(_same_unary("sign", _sign, int_fn=_sign, complex_error=_msg(NotImplementedError,
     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.")))
-TABLE.impl("aten::relu")(_same_unary("relu", _relu, bool_error=_msg(RuntimeError, "Boolean inputs not supported for relu"),
-    complex_error=_msg(NotImplementedError, "clamp is not supported for complex types")))
+_relu_kernel = _same_unary("relu", _relu, bool_error=_msg(RuntimeError, "Boolean inputs not supported for relu"),
+                           complex_error=_msg(NotImplementedError, "clamp is not supported for complex types"))
+TABLE.impl("aten::relu")(_CQ.Relu(_relu_kernel) if _CQ is not None else _relu_kernel)
 
 
 @TABLE.impl("aten::abs")
@@ -457,7 +459,6 @@ def _add_sub(ufunc: Any, self: Any, other: Any, alpha: Any) -> Tensor:
     return _result(dt, lambda x, y: ufunc(x, y * a), self, other)
 
 
-@TABLE.impl("aten::add.Tensor")
 def add(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     if alpha.__class__ is int and alpha == 1:
         r = _quick(np.add, self, other)
@@ -476,7 +477,6 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> Tensor:
     return _add_sub(np.subtract, self, other, alpha)
 
 
-@TABLE.impl("aten::mul")
 def mul(self: Any, other: Any) -> Tensor:
     r = _quick(np.multiply, self, other)
     if r is not None:
@@ -485,6 +485,11 @@ def mul(self: Any, other: Any) -> Tensor:
     if dt in _FLOAT8 and isinstance(self, Tensor) and isinstance(other, Tensor) and self._dtype is other._dtype:
         return _apply(np.multiply, [self._data, other._data], dt.numpy_dtype)  # torch multiplies float8 tensors
     return _result(dt, np.multiply, self, _opmath_scalar(dt, other))
+
+
+# add and mul are registered as their C fast paths (_quick without Python frames) where _cquick is built
+TABLE.impl("aten::add.Tensor")(_CQ.Binary(np.add, add, alpha=True) if _CQ is not None else add)
+TABLE.impl("aten::mul")(_CQ.Binary(np.multiply, mul) if _CQ is not None else mul)
 
 
 def _int_zero_check(y: Any, x: Any = None) -> None:

@@ -72,7 +72,6 @@ def _accumulating(self: Tensor, dtype: D.dtype | None) -> tuple[np.ndarray, D.dt
     return x, (D.int64 if self._dtype in _INTLIKE else self._dtype)
 
 
-@TABLE.impl("aten::sum")
 def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dtype | None = None) -> Tensor:
     if dim is None and dtype is None and not keepdim and self._dtype in _PLAIN:  # fast path: a full float sum
         x = self._data
@@ -97,6 +96,10 @@ def reduce_sum(self: Tensor, dim: Any = None, keepdim: bool = False, dtype: D.dt
     finally:
         loud(tok)
     return _finish(r, dt)
+
+
+# registered as its C fast path (the full float sum without Python frames) where _cquick is built
+TABLE.impl("aten::sum")(C.cquick.Sum(_SUM, reduce_sum) if C.cquick is not None else reduce_sum)
 
 
 @TABLE.impl("aten::prod")

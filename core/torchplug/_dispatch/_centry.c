@@ -138,14 +138,20 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     }
     /* the stack: one free slot in front (PY_VECTORCALL_ARGUMENTS_OFFSET), the tensors, then the defaults */
     PyObject *stack[MAX_CALL_ARGS + 1];
-    Py_ssize_t ndef = PyTuple_GET_SIZE(e->defaults), total = nargs + ndef;
+    /* held for the call: a re-arm during it (a registration) replaces e->defaults, whose items the stack borrows */
+    PyObject *defaults = e->defaults;
+    Py_ssize_t ndef = PyTuple_GET_SIZE(defaults), total = nargs + ndef;
+    if (total > MAX_CALL_ARGS) /* arm() refuses this; checked here too, next to the writes */
+        return fallback(e, args, nargsf, kwnames);
     for (Py_ssize_t i = 0; i < nargs; i++)
         stack[1 + i] = args[i];
     for (Py_ssize_t i = 0; i < ndef; i++)
-        stack[1 + nargs + i] = PyTuple_GET_ITEM(e->defaults, i);
+        stack[1 + nargs + i] = PyTuple_GET_ITEM(defaults, i);
+    Py_INCREF(defaults);
     Py_INCREF(kernel); /* a registration during the call may clear the cache */
     PyObject *result = PyObject_Vectorcall(kernel, stack + 1, (size_t)total | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     Py_DECREF(kernel);
+    Py_DECREF(defaults);
     return result;
 }
 

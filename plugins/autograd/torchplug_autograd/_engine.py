@@ -338,10 +338,18 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
     Acc = G.AccumulateGrad
     pop = heapq.heappop
     push = heapq.heappush
-    while ready:
-        n = pop(ready)[1]
+    # ``direct``: the one ready node while the heap is empty (a chain's next node), run without a heap
+    # push and pop; the order is the heap's, since it would be the heap's only entry.
+    direct = pop(ready)[1] if ready else None
+    while direct is not None or ready:
+        if direct is not None:
+            n = direct
+            direct = None
+        else:
+            n = pop(ready)[1]
         buf = buffers.pop(n, None)
-        if n.__class__ is Acc:
+        cls = n.__class__
+        if cls is Acc:
             if buf is not None and buf[0] is not None:
                 _run_leaf(n, buf, capture_at, captured, accumulate, create_graph)
             continue
@@ -349,20 +357,26 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             if not keep_graph:
                 n._release()
             outs: Any = ()
-        elif plain and n._hooks is None and n._n_out == 1 and n.__class__._apply is _RULE_APPLY:
+        elif plain and cls._apply is _RULE_APPLY and n._hooks is None and cls._n_out == 1:
             # The common node (one output, a formula, no hooks; no capture, anomaly or create_graph):
             # _run_node without the checks that cannot apply, inlined as the per-node hot path.
-            saved = n._saved
-            if saved is None:
-                raise RuntimeError(G.SECOND_BACKWARD)
             versions = n._versions
-            if versions is None:  # packed by saved_tensors_hooks
-                args = n._unpack(False)
-            else:
-                args = saved
-                for t, v in zip(saved, versions):
-                    if v is not None and t._storage.version != v:
+            if versions:
+                args = n._saved
+                if args is None:
+                    raise RuntimeError(G.SECOND_BACKWARD)
+                j = 0  # (an index, not zip(): this runs per node and zip's iterators cost more)
+                for v in versions:
+                    if v is not None and args[j]._storage.version != v:
                         n._unpack(False)  # raises the version error with its details
+                    j += 1
+                release = not keep_graph
+            elif versions is None:  # packed by saved_tensors_hooks
+                args = n._unpack(False)
+                release = not keep_graph and n._saved
+            else:  # metadata or numbers only: never released (see Node._release)
+                args = n._saved
+                release = False
             nxt = n._next
             k = len(nxt)  # (_needs, inlined)
             if k == 2:
@@ -371,9 +385,10 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 needs = (nxt[0] is not None,)
             else:
                 needs = tuple(e is not None for e in nxt)
-            outs = n._fn(needs, buf[0], *args)
+            g = buf[0]
+            outs = (n._fn if g._dtype.is_complex else n._fn_real)(needs, g, *args)
             del args
-            if not keep_graph and versions != () and saved:  # Node._release, inlined
+            if release:  # Node._release, inlined (after the formula, which may raise)
                 n._saved = None
             if outs.__class__ is not tuple and outs.__class__ is not list:
                 outs = (outs,)
@@ -383,10 +398,9 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
         # Accumulation along n's edges: each gradient is validated against its producer's output
         # (shape reduced, dtype cast) and summed into that producer's buffer slot; a producer whose
         # dependency count reaches 0 joins the ready queue.  (Inline: it runs once per node.)
-        nxt = n._next
         n_outs = len(outs)
         i = -1
-        for e in nxt:
+        for e in n._next:
             i += 1
             if e is None:
                 continue
@@ -399,25 +413,37 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 if nr == 0:
                     if g._data.shape != m._shape or g._dtype is not m._dtype:
                         g = _validate(g, m, 0, n, i)
+                    b = buffers.get(m)
+                    if b is None:
+                        if m._n_out == 1:
+                            buffers[m] = [g]
+                        else:
+                            b = buffers[m] = [None] * m._n_out
+                            b[0] = g
+                    else:
+                        b[0] = g if b[0] is None else b[0] + g
                 else:
                     shape, dtype = m._out_meta(nr)
                     if g._data.shape != shape or g._dtype is not dtype:
                         g = _validate(g, m, nr, n, i)
-                b = buffers.get(m)
-                if b is None:
-                    if m._n_out == 1 and nr == 0:
-                        buffers[m] = [g]
-                    else:
+                    b = buffers.get(m)
+                    if b is None:
                         b = buffers[m] = [None] * (m._n_out if m._n_out > nr else nr + 1)
                         b[nr] = g
-                else:
-                    if nr >= len(b):
-                        b.extend([None] * (nr + 1 - len(b)))
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                    else:
+                        if nr >= len(b):
+                            b.extend([None] * (nr + 1 - len(b)))
+                        b[nr] = g if b[nr] is None else b[nr] + g
             c = deps[m] - 1
             deps[m] = c
             if c == 0:
-                push(ready, (-m._seq, m))
+                if direct is None and not ready:
+                    direct = m
+                else:
+                    if direct is not None:
+                        push(ready, (-direct._seq, direct))
+                        direct = None
+                    push(ready, (-m._seq, m))
         # Drop this node's gradients now: a leaf's accumulator may then steal them (see _stealable).
         outs = g = None
     return captured

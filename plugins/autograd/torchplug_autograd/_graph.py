@@ -104,6 +104,7 @@ class Node:
     __slots__ = ("_next", "_saved", "_versions", "_shape", "_dtype", "_seq", "_hooks", "_extra", "__weakref__")
     _name = "Node"
     _fn: Any = None
+    _fn_real: Any = None  # _fn for a real gradient (a holomorphic rule's formula without its complex wrapper)
     _saves: tuple[str, ...] = ()
     _result_slots: tuple[int, ...] = ()  # positions in _saved holding (aliases of) outputs
     _n_out = 1

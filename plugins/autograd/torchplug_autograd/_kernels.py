@@ -302,6 +302,8 @@ def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out:
     return type(name, (G.Node,), {
         "_view_op": view_op,
         "__slots__": (), "_name": QUALIFIED_NAMES.get(name, name), "_fn": staticmethod(fn), "_saves": rule.saves,
+        # a holomorphic rule's formula without its conjugating wrapper, which a real gradient does not need
+        "_fn_real": staticmethod(getattr(fn, "holomorphic_of", fn)),
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
         # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
         "_diff_outs": frozenset(rule.outputs) if rule.outputs is not None else None,

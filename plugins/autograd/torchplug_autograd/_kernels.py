@@ -124,6 +124,13 @@ def edge(t: Any) -> Any:
     return V.gradient_edge(t)
 
 
+def _leaf_edge(t: Tensor) -> tuple[G.Node, int]:
+    """The edge of a leaf whose accumulator is not alive (the kernels check for a live one first)."""
+    if t._base is not None:
+        return V.gradient_edge(t)  # a view made a leaf under no_grad, or one with its own accumulator
+    return (G.new_accumulator(t), 0)
+
+
 def _ver(x: Any) -> Any:
     st = getattr(x, "_storage", None)
     return None if st is None else st.version
@@ -184,6 +191,7 @@ _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 _GLOBALS = {
     "_undiff_dtype": _undifferentiable_dtype,
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": V.gradient_edge,
+    "_leaf_edge": _leaf_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_alias_fw": _alias_saved, "_geometry": _geometry,
     "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
@@ -379,7 +387,7 @@ def _build_functional(entry: OperatorEntry, rule: Rule, ns: dict[str, Any]) -> C
             "        if _f is None:",  # a leaf: its accumulator, weakly cached in _autograd_meta
             f"            _r = {x}._autograd_meta",
             "            _a = _r() if _r is not None else None",
-            f"            {e} = (_a, 0) if _a is not None else _edge({x})",
+            f"            {e} = (_a, 0) if _a is not None else _leaf_edge({x})",
             f"        elif {x}._base is None:",
             f"            {e} = (_f, {x}._autograd_meta)",
             "        else:",

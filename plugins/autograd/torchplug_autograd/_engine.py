@@ -57,8 +57,12 @@ def sum_to(g: Tensor, shape: Sequence[int]) -> Tensor:
 
 def _expandable(src: Sequence[int], target: Sequence[int]) -> bool:
     """True if a tensor of shape ``target`` broadcasts to ``src`` (so ``src`` reduces to ``target``)."""
-    if len(target) > len(src):
-        return all(s == 1 for s in target[: len(target) - len(src)]) and _expandable(src, target[len(target) - len(src):])
+    extra = len(target) - len(src)
+    if extra > 0:
+        for t in target[:extra]:
+            if t != 1:
+                return False
+        target = target[extra:]
     for t, s in zip(reversed(target), reversed(src)):
         if t != s and t != 1:
             return False
@@ -70,8 +74,9 @@ def _validate(g: Any, node: G.Node, nr: int, producer: G.Node, index: int) -> Te
         shape, dtype = node._shape, node._dtype
     else:
         shape, dtype = node._out_meta(nr)
-    if g._data.shape != shape:
-        if not _expandable(tuple(g._data.shape), tuple(shape)):
+    gshape = g._data.shape
+    if gshape != shape:
+        if not _expandable(gshape, tuple(shape)):
             raise RuntimeError(
                 f"Function {producer.name()} returned an invalid gradient at index {index} - got "
                 f"[{', '.join(map(str, g._data.shape))}] but expected shape compatible with [{', '.join(map(str, shape))}]"

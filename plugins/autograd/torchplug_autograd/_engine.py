@@ -391,7 +391,20 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             else:
                 needs = tuple(e is not None for e in nxt)
             g = buf[0]
-            outs = (n._fn if g._dtype.is_complex else n._fn_real)(needs, g, *args)
+            fn = n._fn if g._dtype.is_complex else n._fn_real
+            # Positional calls for the usual arities: ``fn(needs, g, *args)`` builds a list, then a tuple, and
+            # calls through C instead of the interpreter's inlined call.
+            k = len(args)
+            if k == 2:
+                outs = fn(needs, g, args[0], args[1])
+            elif k == 1:
+                outs = fn(needs, g, args[0])
+            elif k == 0:
+                outs = fn(needs, g)
+            elif k == 3:
+                outs = fn(needs, g, args[0], args[1], args[2])
+            else:
+                outs = fn(needs, g, *args)
             del args
             if release:  # Node._release, inlined (after the formula, which may raise)
                 n._saved = None

@@ -437,7 +437,7 @@ def _build_functional(entry: OperatorEntry, rule: Rule, ns: dict[str, Any]) -> C
         body.append("node._extra = None")
     body.append("if _G.anomaly:\n    _anomaly(node)")
     if values:
-        body.append("if _S.saved_hooks:\n    _pack(node)")
+        body.append("if _G.saved_hooks_live and _S.saved_hooks:\n    _pack(node)")
     for k in diff_outs:
         o = outs[k]
         marks = [
@@ -508,7 +508,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         node._extra = {"out_meta": {k: (r._data.shape, r._dtype) for k, r in enumerate(result) if k}}
         if GLOBAL.anomaly:
             _record_anomaly(node)
-        if node._saved and STATE.saved_hooks:
+        if node._saved and GLOBAL.saved_hooks_live and STATE.saved_hooks:
             _pack(node)
         for k, r in enumerate(result):
             G.set_history(r, node, k)
@@ -663,7 +663,7 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
         node._dtype = self._dtype
         if GLOBAL.anomaly:
             _record_anomaly(node)
-        if node._saved and STATE.saved_hooks:
+        if node._saved and GLOBAL.saved_hooks_live and STATE.saved_hooks:
             _pack(node)
         rebase_history(self, node)
         return result

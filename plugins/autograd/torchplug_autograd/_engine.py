@@ -57,8 +57,12 @@ def sum_to(g: Tensor, shape: Sequence[int]) -> Tensor:
 
 def _expandable(src: Sequence[int], target: Sequence[int]) -> bool:
     """True if a tensor of shape ``target`` broadcasts to ``src`` (so ``src`` reduces to ``target``)."""
-    if len(target) > len(src):
-        return all(s == 1 for s in target[: len(target) - len(src)]) and _expandable(src, target[len(target) - len(src):])
+    extra = len(target) - len(src)
+    if extra > 0:
+        for t in target[:extra]:
+            if t != 1:
+                return False
+        target = target[extra:]
     for t, s in zip(reversed(target), reversed(src)):
         if t != s and t != 1:
             return False
@@ -70,8 +74,9 @@ def _validate(g: Any, node: G.Node, nr: int, producer: G.Node, index: int) -> Te
         shape, dtype = node._shape, node._dtype
     else:
         shape, dtype = node._out_meta(nr)
-    if g._data.shape != shape:
-        if not _expandable(tuple(g._data.shape), tuple(shape)):
+    gshape = g._data.shape
+    if gshape != shape:
+        if not _expandable(gshape, tuple(shape)):
             raise RuntimeError(
                 f"Function {producer.name()} returned an invalid gradient at index {index} - got "
                 f"[{', '.join(map(str, g._data.shape))}] but expected shape compatible with [{', '.join(map(str, shape))}]"
@@ -338,10 +343,18 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
     Acc = G.AccumulateGrad
     pop = heapq.heappop
     push = heapq.heappush
-    while ready:
-        n = pop(ready)[1]
+    # ``direct``: the one ready node while the heap is empty (a chain's next node), run without a heap
+    # push and pop; the order is the heap's, since it would be the heap's only entry.
+    direct = pop(ready)[1] if ready else None
+    while direct is not None or ready:
+        if direct is not None:
+            n = direct
+            direct = None
+        else:
+            n = pop(ready)[1]
         buf = buffers.pop(n, None)
-        if n.__class__ is Acc:
+        cls = n.__class__
+        if cls is Acc:
             if buf is not None and buf[0] is not None:
                 _run_leaf(n, buf, capture_at, captured, accumulate, create_graph)
             continue
@@ -349,20 +362,26 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
             if not keep_graph:
                 n._release()
             outs: Any = ()
-        elif plain and n._hooks is None and n._n_out == 1 and n.__class__._apply is _RULE_APPLY:
+        elif plain and cls._apply is _RULE_APPLY and n._hooks is None and cls._n_out == 1:
             # The common node (one output, a formula, no hooks; no capture, anomaly or create_graph):
             # _run_node without the checks that cannot apply, inlined as the per-node hot path.
-            saved = n._saved
-            if saved is None:
-                raise RuntimeError(G.SECOND_BACKWARD)
             versions = n._versions
-            if versions is None:  # packed by saved_tensors_hooks
-                args = n._unpack(False)
-            else:
-                args = saved
-                for t, v in zip(saved, versions):
-                    if v is not None and t._storage.version != v:
+            if versions:
+                args = n._saved
+                if args is None:
+                    raise RuntimeError(G.SECOND_BACKWARD)
+                j = 0  # (an index, not zip(): this runs per node and zip's iterators cost more)
+                for v in versions:
+                    if v is not None and args[j]._storage.version != v:
                         n._unpack(False)  # raises the version error with its details
+                    j += 1
+                release = not keep_graph
+            elif versions is None:  # packed by saved_tensors_hooks
+                args = n._unpack(False)
+                release = not keep_graph and n._saved
+            else:  # metadata or numbers only: never released (see Node._release)
+                args = n._saved
+                release = False
             nxt = n._next
             k = len(nxt)  # (_needs, inlined)
             if k == 2:
@@ -371,9 +390,23 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 needs = (nxt[0] is not None,)
             else:
                 needs = tuple(e is not None for e in nxt)
-            outs = n._fn(needs, buf[0], *args)
+            g = buf[0]
+            fn = n._fn if g._dtype.is_complex else n._fn_real
+            # Positional calls for the usual arities: ``fn(needs, g, *args)`` builds a list, then a tuple, and
+            # calls through C instead of the interpreter's inlined call.
+            k = len(args)
+            if k == 2:
+                outs = fn(needs, g, args[0], args[1])
+            elif k == 1:
+                outs = fn(needs, g, args[0])
+            elif k == 0:
+                outs = fn(needs, g)
+            elif k == 3:
+                outs = fn(needs, g, args[0], args[1], args[2])
+            else:
+                outs = fn(needs, g, *args)
             del args
-            if not keep_graph and versions != () and saved:  # Node._release, inlined
+            if release:  # Node._release, inlined (after the formula, which may raise)
                 n._saved = None
             if outs.__class__ is not tuple and outs.__class__ is not list:
                 outs = (outs,)
@@ -383,10 +416,9 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
         # Accumulation along n's edges: each gradient is validated against its producer's output
         # (shape reduced, dtype cast) and summed into that producer's buffer slot; a producer whose
         # dependency count reaches 0 joins the ready queue.  (Inline: it runs once per node.)
-        nxt = n._next
         n_outs = len(outs)
         i = -1
-        for e in nxt:
+        for e in n._next:
             i += 1
             if e is None:
                 continue
@@ -399,25 +431,37 @@ def _execute(root_edges: Any, root_grads: Any, keep_graph: bool, create_graph: b
                 if nr == 0:
                     if g._data.shape != m._shape or g._dtype is not m._dtype:
                         g = _validate(g, m, 0, n, i)
+                    b = buffers.get(m)
+                    if b is None:
+                        if m._n_out == 1:
+                            buffers[m] = [g]
+                        else:
+                            b = buffers[m] = [None] * m._n_out
+                            b[0] = g
+                    else:
+                        b[0] = g if b[0] is None else b[0] + g
                 else:
                     shape, dtype = m._out_meta(nr)
                     if g._data.shape != shape or g._dtype is not dtype:
                         g = _validate(g, m, nr, n, i)
-                b = buffers.get(m)
-                if b is None:
-                    if m._n_out == 1 and nr == 0:
-                        buffers[m] = [g]
-                    else:
+                    b = buffers.get(m)
+                    if b is None:
                         b = buffers[m] = [None] * (m._n_out if m._n_out > nr else nr + 1)
                         b[nr] = g
-                else:
-                    if nr >= len(b):
-                        b.extend([None] * (nr + 1 - len(b)))
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                    else:
+                        if nr >= len(b):
+                            b.extend([None] * (nr + 1 - len(b)))
+                        b[nr] = g if b[nr] is None else b[nr] + g
             c = deps[m] - 1
             deps[m] = c
             if c == 0:
-                push(ready, (-m._seq, m))
+                if direct is None and not ready:
+                    direct = m
+                else:
+                    if direct is not None:
+                        push(ready, (-direct._seq, direct))
+                        direct = None
+                    push(ready, (-m._seq, m))
         # Drop this node's gradients now: a leaf's accumulator may then steal them (see _stealable).
         outs = g = None
     return captured

@@ -49,6 +49,7 @@ def _holomorphic(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     formula.__name__ = formula.__qualname__ = getattr(fn, "__name__", "formula")
     formula.__wrapped__ = fn  # type: ignore[attr-defined]
+    formula.holomorphic_of = fn  # type: ignore[attr-defined]  # the engine calls fn itself for a real gradient
     return formula
 
 

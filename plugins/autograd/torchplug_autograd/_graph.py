@@ -17,7 +17,7 @@ from torchplug._dispatch.keys import _AUTOGRAD_BASE as AUTOGRAD_SHIFT
 from torchplug._tensor.construct import new_view
 from torchplug._tensor.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "set_history",
+__all__ = ["Node", "AccumulateGrad", "NodeHooks", "SEQ", "grad_accumulator", "new_accumulator", "set_history",
            "autograd_bit", "SECOND_BACKWARD", "alias_of", "type_description", "check_unpacked"]
 
 SEQ = itertools.count()
@@ -114,6 +114,7 @@ class Node:
     __slots__ = ("_next", "_saved", "_versions", "_shape", "_dtype", "_seq", "_hooks", "_extra", "__weakref__")
     _name = "Node"
     _fn: Any = None
+    _fn_real: Any = None  # _fn for a real gradient (a holomorphic rule's formula without its complex wrapper)
     _saves: tuple[str, ...] = ()
     _result_slots: tuple[int, ...] = ()  # positions in _saved holding (aliases of) outputs
     _n_out = 1
@@ -301,7 +302,7 @@ class AccumulateGrad(Node):
         self._versions = ()
         self._shape = variable._data.shape
         self._dtype = variable._dtype
-        self._seq = (1 << 62) + next(SEQ)  # run as soon as ready, like PyTorch's UINT64_MAX priority
+        self._seq = _ACC_SEQ + next(SEQ)  # run as soon as ready, like PyTorch's UINT64_MAX priority
         self._hooks = None
         self._extra = None
         self.variable = variable
@@ -317,8 +318,25 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
         acc = ref()
         if acc is not None:
             return acc
-    acc = AccumulateGrad(t)
-    t._autograd_meta = weakref.ref(acc)
+    return new_accumulator(t)
+
+
+_ACC_SEQ = 1 << 62
+_wref = weakref.ref
+
+
+def new_accumulator(t: Tensor) -> AccumulateGrad:
+    """A new AccumulateGrad for leaf ``t``, cached weakly on it (as PyTorch does, a leaf whose graphs all
+    died gets a new one).  ``AccumulateGrad.__init__``'s steps, without its call: an op on a leaf whose
+    previous graph was freed (each step of a training loop) makes one."""
+    acc = _new(AccumulateGrad)
+    acc._next = acc._saved = acc._versions = ()
+    acc._shape = t._data.shape
+    acc._dtype = t._dtype
+    acc._seq = _ACC_SEQ + next(SEQ)
+    acc._hooks = acc._extra = None
+    acc.variable = t
+    t._autograd_meta = _wref(acc)
     return acc
 
 

@@ -4,13 +4,17 @@ The kernel of a differentiable op runs the op below autograd (the autograd keys 
 the TLS mask, PyTorch's AutoDispatchBelowAutograd), then, if an input requires grad, records a
 node holding the rule's saved values and sets the outputs' history.  Kernels are generated
 Python source (like the core's entry points) so the hot path has no loops or dict lookups.
+That source is compiled on the kernel's first call (``lazy_function``): a process pays only for
+the ops it differentiates, not for the ~450 kernels registered when the plugin loads.
 """
 
 from __future__ import annotations
 
 import keyword
+import threading
 import weakref
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 from torchplug._base import dtype as D
@@ -26,13 +30,57 @@ from ._rules import NON_DIFF_ARG_NAMES, Rule
 from ._state import AUTOGRAD_BAND, FW, GLOBAL, STATE, set_grad_mode
 
 __all__ = ["functional_kernel", "inplace_kernel", "out_kernel", "not_implemented_kernel", "decompose_kernel",
-           "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES"]
+           "nondiff_kernel", "diff_arg_indices", "DIFF_DTYPES", "lazy_function", "materialize"]
 
 DIFF_DTYPES = frozenset(d for d in D.ALL_DTYPES if d.is_floating_point or d.is_complex)
 _NOAG = ~K.AUTOGRAD_BAND
 _BELOW = K.AFTER_AUTOGRAD
 _BB = K.BACKEND_BAND
 _SH = K._AUTOGRAD_BASE
+
+
+def _lazy_template(*args: Any) -> Any:
+    return _tp_first_call(args)  # type: ignore[name-defined]  # noqa: F821  (the stub's own globals)
+
+
+_LAZY_CODE = _lazy_template.__code__
+_BUILD_LOCK = threading.RLock()
+
+
+def lazy_function(build: Callable[[dict[str, Any]], Callable[..., Any]], name: str) -> Callable[..., Any]:
+    """A function whose generated code is compiled on its first call.
+
+    ``build(ns)`` compiles the real function with ``ns`` as its globals and returns it; the stub (the
+    object registered with the dispatcher and cached by it) then takes over its code and attributes, so
+    from the second call on the stub *is* the real function, without an extra frame.  Compiling every
+    kernel eagerly cost most of the plugin's load time, and a script differentiates a handful of ops.
+    """
+    ns: dict[str, Any] = {}
+    stub = FunctionType(_LAZY_CODE, ns, name)
+
+    def first_call(args: tuple[Any, ...]) -> Any:
+        materialize(stub)
+        return stub(*args)
+
+    ns["_tp_first_call"] = first_call
+    stub.__torchplug_build__ = build  # type: ignore[attr-defined]
+    return stub
+
+
+def materialize(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Compile a ``lazy_function`` stub now (no-op for anything else); returns ``fn``."""
+    if getattr(fn, "__code__", None) is not _LAZY_CODE:
+        return fn
+    with _BUILD_LOCK:  # two threads' first calls build once: one node class per op
+        build = fn.__dict__.get("__torchplug_build__")
+        if build is None:
+            return fn
+        real = build(fn.__globals__)
+        for k, v in real.__dict__.items():
+            fn.__dict__.setdefault(k, v)
+        fn.__code__ = real.__code__
+        del fn.__dict__["__torchplug_build__"]
+    return fn
 
 
 def _pyname(name: str) -> str:
@@ -74,6 +122,13 @@ def edge(t: Any) -> Any:
     except AttributeError:
         return None
     return V.gradient_edge(t)
+
+
+def _leaf_edge(t: Tensor) -> tuple[G.Node, int]:
+    """The edge of a leaf whose accumulator is not alive (the kernels check for a live one first)."""
+    if t._base is not None:
+        return V.gradient_edge(t)  # a view made a leaf under no_grad, or one with its own accumulator
+    return (G.new_accumulator(t), 0)
 
 
 def _ver(x: Any) -> Any:
@@ -155,6 +210,7 @@ _DTYPE_CASTS = {"aten::_to_copy", "aten::view.dtype"}
 _GLOBALS = {
     "_undiff_dtype": _undifferentiable_dtype,
     "_tls": tls, "_NOAG": _NOAG, "_BELOW": _BELOW, "_BB": _BB, "_SH": _SH, "_edge": V.gradient_edge,
+    "_leaf_edge": _leaf_edge,
     "_edge_any": edge, "_ver": _ver, "_alias": G.alias_of, "_alias_fw": _alias_saved, "_geometry": _geometry,
     "_G": GLOBAL, "_S": STATE,
     "_anomaly": _record_anomaly, "_pack": _pack, "_DIFF": DIFF_DTYPES, "_new": object.__new__,
@@ -273,6 +329,8 @@ def node_class(rule: Rule, entry: OperatorEntry, result_slots: list[int], n_out:
     return type(name, (G.Node,), {
         "_view_op": view_op,
         "__slots__": (), "_name": QUALIFIED_NAMES.get(name, name), "_fn": staticmethod(fn), "_saves": rule.saves,
+        # a holomorphic rule's formula without its conjugating wrapper, which a real gradient does not need
+        "_fn_real": staticmethod(getattr(fn, "holomorphic_of", fn)),
         "_result_slots": tuple(result_slots), "_n_out": n_out, "_op": entry.name,
         # outputs that never carry a gradient (e.g. nll_loss's total_weight) are not materialized
         "_diff_outs": frozenset(rule.outputs) if rule.outputs is not None else None,
@@ -289,16 +347,24 @@ def _outputs(entry: OperatorEntry, rule: Rule | None) -> tuple[int, list[int]]:
 
 
 def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
-    """The autograd kernel of a functional op with a derivative rule (generated source)."""
+    """The autograd kernel of a functional op with a derivative rule (generated source, compiled on the
+    kernel's first call: see ``lazy_function``)."""
+    if _outputs(entry, rule)[0] == -1:
+        return list_output_kernel(entry, rule)
+    kernel = lazy_function(lambda ns: _build_functional(entry, rule, ns), "kernel")
+    _name_kernel(kernel, f"autograd[{entry.name}]", forward_label(entry, rule))
+    return kernel
+
+
+def _build_functional(entry: OperatorEntry, rule: Rule, ns: dict[str, Any]) -> Callable[..., Any]:
+    """Compile ``functional_kernel``'s source into ``ns`` and return the function."""
     schema = entry.schema
     names = [_pyname(a.name) for a in schema.arguments]
     diff = diff_arg_indices(entry, rule)
     n_out, diff_outs = _outputs(entry, rule)
-    if n_out == -1:
-        return list_output_kernel(entry, rule)
     values, versions, result_slots = _save_exprs(entry, rule, names)
     cls = node_class(rule, entry, result_slots, n_out)
-    ns = dict(_GLOBALS)
+    ns.update(_GLOBALS)
     ns["_get"] = entry.cache.get
     ns["_miss"] = lambda ks, _e=entry: DISPATCHER.lookup(_e, ks)
     ns["_Node"] = cls
@@ -340,7 +406,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
             "        if _f is None:",  # a leaf: its accumulator, weakly cached in _autograd_meta
             f"            _r = {x}._autograd_meta",
             "            _a = _r() if _r is not None else None",
-            f"            {e} = (_a, 0) if _a is not None else _edge({x})",
+            f"            {e} = (_a, 0) if _a is not None else _leaf_edge({x})",
             f"        elif {x}._base is None:",
             f"            {e} = (_f, {x}._autograd_meta)",
             "        else:",
@@ -390,7 +456,7 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         body.append("node._extra = None")
     body.append("if _G.anomaly:\n    _anomaly(node)")
     if values:
-        body.append("if _S.saved_hooks:\n    _pack(node)")
+        body.append("if _G.saved_hooks_live and _S.saved_hooks:\n    _pack(node)")
     for k in diff_outs:
         o = outs[k]
         marks = [
@@ -411,7 +477,6 @@ def functional_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     code = compile(src, f"<autograd kernel {entry.name}>", "exec")
     exec(code, ns)
     kernel = ns["kernel"]
-    _name_kernel(kernel, f"autograd[{entry.name}]", forward_label(entry, rule))
     kernel.__torchplug_source__ = src
     kernel.node_class = cls
     return kernel
@@ -462,7 +527,7 @@ def list_output_kernel(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
         node._extra = {"out_meta": {k: (r._data.shape, r._dtype) for k, r in enumerate(result) if k}}
         if GLOBAL.anomaly:
             _record_anomaly(node)
-        if node._saved and STATE.saved_hooks:
+        if node._saved and GLOBAL.saved_hooks_live and STATE.saved_hooks:
             _pack(node)
         for k, r in enumerate(result):
             G.set_history(r, node, k)
@@ -513,11 +578,15 @@ def _variant_chooser(entry: OperatorEntry, cls: type[G.Node], diff: list[int]) -
     """``choose(*args) -> node class`` for the generic (in-place) kernels of ops with name variants."""
     if entry.name not in VARIANTS:
         return None
-    ns = dict(_GLOBALS)
-    ns["_Node"] = cls
-    expr = _variant_expr(entry, cls, diff, ns)
-    params = ", ".join(_pyname(a.name) for a in entry.schema.arguments)
-    return eval(compile(f"lambda {params}: {expr}", f"<autograd variants {entry.name}>", "eval"), ns)
+
+    def build(ns: dict[str, Any]) -> Callable[..., Any]:
+        ns.update(_GLOBALS)
+        ns["_Node"] = cls
+        expr = _variant_expr(entry, cls, diff, ns)
+        params = ", ".join(_pyname(a.name) for a in entry.schema.arguments)
+        return eval(compile(f"lambda {params}: {expr}", f"<autograd variants {entry.name}>", "eval"), ns)
+
+    return lazy_function(build, "choose")
 
 
 def _saver(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
@@ -526,10 +595,14 @@ def _saver(entry: OperatorEntry, rule: Rule) -> Callable[..., Any]:
     values, versions, result_slots = _save_exprs(entry, rule, names, self_override="orig_self")
     src = (f"def saver(orig_self, result, {', '.join(names)}):\n"
            f"    return ({''.join(v + ', ' for v in values)}), ({''.join(v + ', ' for v in versions)})")
-    ns = dict(_GLOBALS)
-    exec(compile(src, f"<autograd saver {entry.name}>", "exec"), ns)
-    saver = ns["saver"]
-    saver.result_slots = result_slots
+
+    def build(ns: dict[str, Any]) -> Callable[..., Any]:
+        ns.update(_GLOBALS)
+        exec(compile(src, f"<autograd saver {entry.name}>", "exec"), ns)
+        return ns["saver"]
+
+    saver = lazy_function(build, "saver")
+    saver.result_slots = result_slots  # type: ignore[attr-defined]
     return saver
 
 
@@ -609,7 +682,7 @@ def inplace_kernel(entry: OperatorEntry, rule: Rule, functional: OperatorEntry |
         node._dtype = self._dtype
         if GLOBAL.anomaly:
             _record_anomaly(node)
-        if node._saved and STATE.saved_hooks:
+        if node._saved and GLOBAL.saved_hooks_live and STATE.saved_hooks:
             _pack(node)
         rebase_history(self, node)
         return result

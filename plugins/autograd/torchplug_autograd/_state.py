@@ -24,11 +24,15 @@ class _AutogradTLS(threading.local):
 class _Global:
     """Process-wide switches (PyTorch's anomaly mode is global too)."""
 
-    __slots__ = ("anomaly", "anomaly_check_nan")
+    __slots__ = ("anomaly", "anomaly_check_nan", "saved_hooks_live", "lock")
 
     def __init__(self) -> None:
         self.anomaly = False
         self.anomaly_check_nan = True
+        # saved_tensors_hooks contexts open on any thread: while 0, recording skips the thread-local
+        # read of STATE.saved_hooks (a threading.local attribute costs several plain ones)
+        self.saved_hooks_live = 0
+        self.lock = threading.Lock()
 
 
 class _ForwardState:

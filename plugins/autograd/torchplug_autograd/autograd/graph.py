@@ -8,7 +8,7 @@ from torchplug._tensor.tensor import Tensor
 
 from torchplug_autograd import _graph as G
 from torchplug_autograd import _views as V
-from torchplug_autograd._state import STATE
+from torchplug_autograd._state import GLOBAL, STATE
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "increment_version", "register_multi_grad_hook"]
@@ -47,11 +47,15 @@ class saved_tensors_hooks:
     def __enter__(self) -> saved_tensors_hooks:
         if getattr(STATE, "saved_hooks_disabled", None):
             raise RuntimeError(STATE.saved_hooks_disabled)
+        with GLOBAL.lock:
+            GLOBAL.saved_hooks_live += 1
         STATE.saved_hooks = STATE.saved_hooks + ((self.pack_hook, self.unpack_hook),)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         STATE.saved_hooks = STATE.saved_hooks[:-1]
+        with GLOBAL.lock:
+            GLOBAL.saved_hooks_live -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):

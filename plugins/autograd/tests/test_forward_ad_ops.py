@@ -105,6 +105,11 @@ CASES.update({
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),
                                           T.special.ndtr(a)),
                          [np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(1.5, -0.5, 12).reshape(3, 4)], None),
+    # general eigenproblem: losses independent of the eigenpairs' order and the eigenvectors' phases (LAPACK
+    # builds may order them differently)
+    "linalg_eig_eigvals": (lambda T, a: ((T.linalg.eigvals(a).abs() ** 2).sum(),
+                                         (T.linalg.eig(a)[1].abs() ** 4 * T.linalg.eig(a)[0].real.unsqueeze(-2)).sum()),
+                           [np.array([[1.0, 2.0, 0.5], [-0.3, 0.4, 1.1], [0.8, -1.2, 0.6]])], None),
 })
 
 

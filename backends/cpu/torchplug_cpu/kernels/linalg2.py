@@ -1,5 +1,5 @@
 """cpu kernels: ``torchplug.linalg`` decompositions and solvers over NumPy's LAPACK (inv, solve, det, slogdet,
-cholesky, qr, svd, eigh, lstsq) and ``vdot``.
+cholesky, qr, svd, eigh, eig, lstsq) and ``vdot``.
 
 Results use PyTorch's layouts: matrices come back batch-contiguous and column-major in the last two
 dims (LAPACK's order), as PyTorch's cpu kernels return them.
@@ -319,6 +319,67 @@ def linalg_eigvalsh(self, UPLO="L"):
     if data.size == 0:
         return _wrap(np.empty(data.shape[:-1]), _real(self._dtype), matrix=False)
     return _wrap(np.linalg.eigvalsh(data, UPLO=uplo), _real(self._dtype), matrix=False)
+
+
+# ---- general eigenproblem -----------------------------------------------------------------------------------
+_COMPLEX_OF = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64, "complex128": D.complex128}
+
+
+def eig_checks(name: str, dtype: D.dtype, size: tuple[int, ...]) -> D.dtype:
+    """PyTorch's checks of ``linalg.eig``/``eigvals`` (shared with meta), in its order; returns the result dtype."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(dtype)}")
+    if len(size) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {size[-2]} by {size[-1]} "
+                           "matrices")
+    if dtype.name not in _COMPLEX_OF:  # float16/bfloat16 pass the checks and fail in the LAPACK kernel's dispatch
+        raise C.not_implemented("linalg_eig_out_cpu", dtype)
+    return _COMPLEX_OF[dtype.name]
+
+
+def _host_eig(data: Any, vectors: bool) -> tuple[Any, Any]:
+    """LAPACK's geev through NumPy, on the host (CuPy has no general eigensolver; the emulated and cupy kernel
+    families bind ``np`` to their array module, which takes the host results back)."""
+    import numpy as host
+
+    values = data.get() if hasattr(data, "get") else data
+    if vectors:
+        w, v = host.linalg.eig(values)
+        return np.asarray(w), np.asarray(v)
+    return np.asarray(host.linalg.eigvals(values)), None
+
+
+@TABLE.impl("aten::linalg_eig")
+def linalg_eig(self):
+    """Eigenvalues and (unit 2-norm) right eigenvectors of a general square matrix, complex, in LAPACK's order."""
+    out = eig_checks("linalg.eig", self._dtype, tuple(self._data.shape))
+    data = self._data
+    if data.size and not bool(np.isfinite(data).all()):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if data.size == 0:
+        w, v = np.empty(data.shape[:-1]), np.empty(data.shape)
+    else:
+        w, v = _host_eig(data, True)
+    return _wrap(w, out, matrix=False), _wrap(v, out)
+
+
+@TABLE.impl("aten::linalg_eigvals")
+def linalg_eigvals(self):
+    """Eigenvalues of a general square matrix, complex, in LAPACK's order.  As torch, infs and NaNs are not refused:
+    the matrices holding them get NaN eigenvalues (torch passes them to LAPACK, whose result is unspecified)."""
+    out = eig_checks("linalg.eigvals", self._dtype, tuple(self._data.shape))
+    data = self._data
+    if data.size == 0:
+        return _wrap(np.empty(data.shape[:-1]), out, matrix=False)
+    finite = np.isfinite(data).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return _wrap(_host_eig(data, False)[0], out, matrix=False)
+    values = np.full(data.shape[:-1], complex("nan+nanj"), dtype=out.numpy_dtype)
+    if finite.any():
+        values[finite] = _host_eig(data[finite], False)[0]
+    return _wrap(values, out, matrix=False)
 
 
 # ---- least squares ------------------------------------------------------------------------------------------

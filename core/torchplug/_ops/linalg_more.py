@@ -17,7 +17,7 @@ from torchplug._ops.torch_namespace import TORCH
 from torchplug._tensor.tensor import Tensor
 
 __all__ = ["matrix_exp", "householder_product", "solve_triangular", "solve_ex", "lu_factor", "lu_factor_ex", "lu",
-           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex", "eig", "eigvals"]
+           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex", "eig", "eigvals", "ldl_factor_ex", "ldl_factor", "ldl_solve"]
 
 _LU_FACTOR = _named("linalg_lu_factor", "LU pivots")
 _LU_FACTOR_EX = _named("linalg_lu_factor_ex", "LU pivots info")
@@ -25,6 +25,8 @@ _LU = _named("linalg_lu", "P L U")
 _SOLVE_EX = _named("linalg_solve_ex", "result info")
 _CHOLESKY_EX = _named("linalg_cholesky_ex", "L info")
 _EIG = _named("linalg_eig", "eigenvalues eigenvectors")
+_LDL_FACTOR_EX = _named("linalg_ldl_factor_ex", "LD pivots info")
+_LDL_FACTOR = _named("linalg_ldl_factor", "LD pivots")
 
 
 def _check_square(name: str, A: Tensor) -> None:
@@ -58,6 +60,36 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     backward computes the eigenvectors, as torch's ``eigvals`` does through ``eig``)."""
     values = _aten.linalg_eigvals(A)
     return _eig_out("eigvals", values, out, ("eigenvalues",))
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out: Any = None) -> Any:
+    """``(LD, pivots, info)``: the Bunch-Kaufman LDL factorization of a symmetric (``hermitian``: Hermitian)
+    matrix read from its lower triangle, packed as LAPACK's ``?sytrf``, with LAPACK's info (k > 0: the block
+    diagonal ``D`` is singular at k, raised as an error with ``check_errors``).  Not differentiable (as torch)."""
+    return _out(_LDL_FACTOR_EX(*_aten.linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors)), out)
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> Any:
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular ``D`` raises :class:`LinAlgError`."""
+    from torchplug._ops.linalg import LinAlgError
+
+    from torchplug._runtime.backends import backend_for
+
+    LD, pivots, info = _aten.linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=False)
+    # (a backend without data, meta, has no info to check)
+    if info.numel() and backend_for(info.device.type).has_data and bool((info > 0).any()):
+        flat = info.reshape(-1)
+        first = int((flat > 0).nonzero()[0, 0])
+        k = int(flat[first]) - 1
+        prefix = f"(Batch element {first}): " if A.dim() > 2 else ""
+        raise LinAlgError(f"torch.linalg.ldl_factor: {prefix}The factorization could not be completed because the "
+                          f"input is singular: D[{k}, {k}] is exactly zero.")
+    return _out(_LDL_FACTOR(LD, pivots), out)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Tensor | None = None) -> Tensor:
+    """The solution ``X`` of ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` (batches broadcast)."""
+    return _out(_aten.linalg_ldl_solve(LD, pivots, B, hermitian=hermitian), out)
 
 
 def matrix_exp(A: Tensor) -> Tensor:

@@ -8,6 +8,7 @@ from typing import Any
 
 import torchplug as T
 
+from ._formulas import _torch_not_implemented
 from ._rules import rule
 
 __all__: list[str] = []
@@ -280,6 +281,11 @@ def eig(n, g, L, V):
 def eigvals(n, g, self):
     L, V = T.linalg.eig(self)
     return (_eig_backward(g, None, L, V),)
+
+
+# PyTorch records a node whose backward raises for the LDL factorization and solve
+rule("linalg_ldl_factor_ex", inputs="self", name="NotImplemented")(_torch_not_implemented("linalg_ldl_factor_ex"))
+rule("linalg_ldl_solve", inputs="LD, B", name="NotImplemented")(_torch_not_implemented("linalg_ldl_solve"))
 
 
 # ---- least squares -------------------------------------------------------------------------------------

@@ -253,6 +253,9 @@ def _no_forward_formula(op: str) -> Callable[..., Any]:
 # matrix product and through pdist
 jvp_rule("_cdist_forward")(_no_forward_formula("_cdist_forward"))
 jvp_rule("_pdist_forward")(_no_forward_formula("_pdist_forward"))
+# nor for the LDL factorization and solve (their backward is not implemented either)
+jvp_rule("linalg_ldl_factor_ex")(_no_forward_formula("linalg_ldl_factor_ex"))
+jvp_rule("linalg_ldl_solve")(_no_forward_formula("linalg_ldl_solve"))
 
 
 @jvp_rule("copy_")

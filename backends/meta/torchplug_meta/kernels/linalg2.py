@@ -184,6 +184,32 @@ def linalg_eigvals(self: C.Tensor) -> C.Tensor:
     return C.new(size[:-1], dt)
 
 
+@TABLE.impl("aten::linalg_ldl_factor_ex")
+def linalg_ldl_factor_ex(self: C.Tensor, hermitian: bool = False, check_errors: bool = False) -> tuple[C.Tensor, ...]:
+    size, dt = C.shape(self), self._dtype
+    if len(size) < 2:
+        raise RuntimeError("torch.linalg.ldl_factor_ex: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are "
+                           f"{size[-2]} by {size[-1]} matrices")
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got "
+                           f"{C.scalar_type_name(dt)}")
+    return _matrix(size, dt), C.new(size[:-1], D.int32), C.new(size[:-2], D.int32)
+
+
+@TABLE.impl("aten::linalg_ldl_solve")
+def linalg_ldl_solve(LD: C.Tensor, pivots: C.Tensor, B: C.Tensor, hermitian: bool = False) -> C.Tensor:
+    ld, b = C.shape(LD), C.shape(B)
+    if len(b) < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(len(b), 1)}, "
+                         f"{max(len(b), 1) - 1}], but got -2)")
+    if len(ld) < 2 or ld[-1] != ld[-2] or b[-2] != ld[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is {ld[-2]} by "
+                           f"{ld[-1]} but each b matrix is {b[-2]} by {b[-1]}")
+    return _matrix(C.broadcast_shapes(ld[:-2], b[:-2]) + b[-2:], B._dtype)
+
+
 @TABLE.impl("aten::linalg_lstsq")
 def linalg_lstsq(self: C.Tensor, b: C.Tensor, rcond: float | None = None, driver: str | None = None) -> tuple[C.Tensor, ...]:
     if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):

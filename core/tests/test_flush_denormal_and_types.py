@@ -65,3 +65,13 @@ def test_types_aliases():
     import torch.types as ttypes
 
     assert set(ttypes.__all__) == set(types.__all__)
+
+
+def test_detach_copy_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = tp.detach_copy(x)
+    assert not y.requires_grad and y.tolist() == [1.0, 2.0] and y.data_ptr() != x.data_ptr()
+    out = tp.empty(0)
+    assert tp.detach_copy(x, out=out) is out and out.tolist() == [1.0, 2.0]
+    assert torch.detach_copy(torch.tensor([1.0, 2.0], requires_grad=True)).tolist() == y.tolist()

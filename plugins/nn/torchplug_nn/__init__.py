@@ -13,7 +13,7 @@ __all__ = ["torchplug_configure"]
 @hookimpl
 def torchplug_configure(ctx: Any) -> None:
     from . import nn, optim, serialization
-    from .nn import _aten_losses
+    from .nn import _aten_losses, _aten_spatial
     from .utils import data
 
     ctx.expose("nn", nn)
@@ -22,8 +22,9 @@ def torchplug_configure(ctx: Any) -> None:
     ctx.expose("load", serialization.load)
     ctx.expose("serialization", serialization)
     ctx.expose("utils.data", data)  # re-exported by core/torchplug/utils/data.py
-    for name in _aten_losses.__all__:  # torch.cosine_embedding_loss & co. (ATen's int-reduction forms)
-        ctx.expose(name, getattr(_aten_losses, name))
+    for module in (_aten_losses, _aten_spatial):  # torch.cosine_embedding_loss, torch.grid_sampler & co.
+        for name in module.__all__:
+            ctx.expose(name, getattr(module, name))
     _alias_submodules("torchplug_nn.nn", "torchplug.nn")
     _alias_submodules("torchplug_nn.optim", "torchplug.optim")
 

@@ -1,7 +1,7 @@
 """Smaller names of ``torch``'s namespace: ``channel_shuffle``/``native_channel_shuffle``, ``empty_permuted``,
-``conv_tbc``, ``cudnn_is_acceptable`` (False),
-the function forms ``index_put`` and ``resize_as_``, ``init_num_threads``, ``set_flush_denormal`` and the build
-flags ``has_lapack`` and ``has_spectral`` (``has_mkl``/``has_openmp`` come from ``torchplug.backends``)."""
+``conv_tbc``, ``cudnn_is_acceptable`` (False), the function forms ``index_put``, ``resize_as_`` and
+``detach_copy``, ``init_num_threads``, ``set_flush_denormal`` and the build flags ``has_lapack`` and
+``has_spectral`` (``has_mkl``/``has_openmp`` come from ``torchplug.backends``)."""
 
 from __future__ import annotations
 
@@ -76,6 +76,12 @@ def cudnn_is_acceptable(input: Tensor) -> bool:
     return False
 
 
+def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """A copy of ``input`` detached from autograd (``detach`` without the aliasing)."""
+    result = input.detach().clone()
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
 def set_flush_denormal(mode: bool) -> bool:
     """Flush denormal floats to zero (``True``) or not in this thread's host computations; True when the
     platform lets torchplug set the mode (see :mod:`torchplug._base.denormals`)."""
@@ -92,7 +98,7 @@ def init_num_threads() -> None:
 FUNCTIONS: dict[str, Any] = {
     "channel_shuffle": channel_shuffle, "native_channel_shuffle": channel_shuffle, "empty_permuted": empty_permuted,
     "index_put": index_put, "resize_as_": resize_as_, "init_num_threads": init_num_threads, "conv_tbc": conv_tbc,
-    "cudnn_is_acceptable": cudnn_is_acceptable, "set_flush_denormal": set_flush_denormal,
+    "cudnn_is_acceptable": cudnn_is_acceptable, "set_flush_denormal": set_flush_denormal, "detach_copy": detach_copy,
     "has_lapack": True, "has_spectral": True,  # LAPACK (NumPy/SciPy) and the FFTs are always there
 }
 METHODS: dict[str, Any] = {}

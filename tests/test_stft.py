@@ -106,6 +106,10 @@ def test_meta_shapes_match_torch():
                         return_complex=True)
     assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == "torchplug.complex64"
     assert ours.device.type == "meta"
+    window = tp.empty(32, device="meta")
+    back = tp.istft(tp.stft(tp.empty(3, 100, device="meta"), 32, window=window, return_complex=True), 32,
+                    window=window, length=100)
+    assert tuple(back.shape) == (3, 100) and back.device.type == "meta"
 
 
 # ---- warnings and errors ---------------------------------------------------------------------------------------

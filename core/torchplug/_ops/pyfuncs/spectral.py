@@ -217,7 +217,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
         end = expected_len - n_fft // 2 if center else expected_len
     signal = signal[:, start:end]
     envelope = envelope[:, start:end]
-    if bool((envelope.abs().min() < 1e-11).item()):
+    from torchplug._runtime.backends import backend_for
+
+    # (a data-dependent check: a backend without data, meta, only computes the shapes)
+    if backend_for(envelope.device.type).has_data and bool((envelope.abs().min() < 1e-11).item()):
         raise fail("window overlap add min: 1\n[ CPUBoolType{} ]")
     signal = signal / envelope
     if input.dim() == 2:

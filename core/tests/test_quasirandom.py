@@ -9,6 +9,7 @@ import pytest
 import torchplug as tp
 
 torch = pytest.importorskip("torch")
+pytest.importorskip("scipy")
 
 
 def _engines(dimension, scramble, seed):

@@ -21,7 +21,11 @@ __all__ = ["SobolEngine"]
 
 
 def _direction_numbers(dimension: int, bits: int) -> np.ndarray:
-    from scipy.stats import qmc
+    try:
+        from scipy.stats import qmc
+    except ImportError:  # torchplug-cpu depends on SciPy; the core alone does not
+        raise ImportError("SobolEngine takes its direction numbers from SciPy: pip install 'scipy>=1.10' (it comes "
+                          "with the torchplug-cpu backend)") from None
 
     engine = qmc.Sobol(dimension, scramble=False, bits=bits)
     table = getattr(engine, "_sv", None)  # SciPy keeps the initialized direction numbers here

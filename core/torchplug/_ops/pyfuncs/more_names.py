@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from torchplug._base.layout import contiguous_format
 from torchplug._dispatch.aten import A
 from torchplug._tensor.tensor import Tensor
 
@@ -99,6 +100,7 @@ FUNCTIONS: dict[str, Any] = {
     "channel_shuffle": channel_shuffle, "native_channel_shuffle": channel_shuffle, "empty_permuted": empty_permuted,
     "index_put": index_put, "resize_as_": resize_as_, "init_num_threads": init_num_threads, "conv_tbc": conv_tbc,
     "cudnn_is_acceptable": cudnn_is_acceptable, "set_flush_denormal": set_flush_denormal, "detach_copy": detach_copy,
+    "legacy_contiguous_format": contiguous_format,  # torch's old name of the same memory format
     "has_lapack": True, "has_spectral": True,  # LAPACK (NumPy/SciPy) and the FFTs are always there
 }
 METHODS: dict[str, Any] = {}

@@ -1,5 +1,6 @@
-"""torch.set_flush_denormal (the host kernels flush denormals on this thread, as torch's do), the build flags
-has_mkl/has_openmp, and the torch.types aliases."""
+"""Small names of torch's namespace: set_flush_denormal (the host kernels flush denormals on this thread, as
+torch's do), the build flags has_mkl/has_openmp, the torch.types aliases, detach_copy, the torch.storage module
+and legacy_contiguous_format."""
 
 from __future__ import annotations
 
@@ -75,3 +76,15 @@ def test_detach_copy_matches_torch():
     out = tp.empty(0)
     assert tp.detach_copy(x, out=out) is out and out.tolist() == [1.0, 2.0]
     assert torch.detach_copy(torch.tensor([1.0, 2.0], requires_grad=True)).tolist() == y.tolist()
+
+
+def test_storage_module_and_legacy_contiguous_format():
+    import torchplug.storage as storage
+
+    assert storage.TypedStorage is tp.TypedStorage and storage.UntypedStorage is tp.UntypedStorage
+    assert tp.legacy_contiguous_format is tp.contiguous_format
+    torch = pytest.importorskip("torch")
+    import torch.storage as tstorage
+
+    assert set(storage.__all__) == set(tstorage.__all__)
+    assert torch.legacy_contiguous_format is torch.contiguous_format

@@ -504,6 +504,7 @@ _OUT_CALLS = {
     "arctan2": lambda m, x, o: m.arctan2(x, x, out=o), "arctanh": lambda m, x, o: m.arctanh(x, out=o),
     "argmax": lambda m, x, o: m.argmax(x, out=o.long()), "argmin": lambda m, x, o: m.argmin(x, out=o.long()),
     "clamp_max": lambda m, x, o: m.clamp_max(x, 0.5, out=o), "clamp_min": lambda m, x, o: m.clamp_min(x, 0.5, out=o),
+    "detach_copy": lambda m, x, o: m.detach_copy(x, out=o),
     "diag_embed": lambda m, x, o: m.diag_embed(x, out=o), "diagflat": lambda m, x, o: m.diagflat(x, out=o),
     "diagonal_scatter": lambda m, x, o: m.diagonal_scatter(x, x[0], out=o),
     "dist": lambda m, x, o: m.dist(x, x, out=o), "flip": lambda m, x, o: m.flip(x, [0], out=o),

@@ -180,6 +180,11 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f"{__name__}.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in ("has_mkl", "has_openmp"):  # torch's build flags: what torchplug.backends.mkl/openmp report
+        from torchplug.backends import mkl, openmp
+
+        value = globals()[name] = (mkl if name == "has_mkl" else openmp).is_available()
+        return value
     import importlib.util
 
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from torchplug._base import dtype as D
+from torchplug._dispatch.aten import A as _aten
 from torchplug._ops.linalg import _named, _out
 from torchplug._ops.pyfuncs.surface_linalg import _apply_pivots, _lu_factor, _unit_lower, orgqr
 from torchplug._ops.pyfuncs.surface_linalg import matrix_exp as _matrix_exp
@@ -16,13 +17,16 @@ from torchplug._ops.torch_namespace import TORCH
 from torchplug._tensor.tensor import Tensor
 
 __all__ = ["matrix_exp", "householder_product", "solve_triangular", "solve_ex", "lu_factor", "lu_factor_ex", "lu",
-           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex"]
+           "lu_solve", "tensorinv", "tensorsolve", "vander", "cond", "cholesky_ex", "eig", "eigvals", "ldl_factor_ex", "ldl_factor", "ldl_solve"]
 
 _LU_FACTOR = _named("linalg_lu_factor", "LU pivots")
 _LU_FACTOR_EX = _named("linalg_lu_factor_ex", "LU pivots info")
 _LU = _named("linalg_lu", "P L U")
 _SOLVE_EX = _named("linalg_solve_ex", "result info")
 _CHOLESKY_EX = _named("linalg_cholesky_ex", "L info")
+_EIG = _named("linalg_eig", "eigenvalues eigenvectors")
+_LDL_FACTOR_EX = _named("linalg_ldl_factor_ex", "LD pivots info")
+_LDL_FACTOR = _named("linalg_ldl_factor", "LD pivots")
 
 
 def _check_square(name: str, A: Tensor) -> None:
@@ -31,6 +35,61 @@ def _check_square(name: str, A: Tensor) -> None:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
                            f"{A.shape[-1]} matrices")
+
+
+def _eig_out(name: str, result: Any, out: Any, fields: tuple[str, ...]) -> Any:
+    """``out=`` of eig/eigvals: torch's own cast message (it names the result), then the shared writer."""
+    if out is not None:
+        for target, got, field in zip(out if isinstance(out, (tuple, list)) else (out,),
+                                      result if isinstance(result, tuple) else (result,), fields):
+            if not D.can_cast(got.dtype, target.dtype):
+                raise RuntimeError(f"torch.linalg.{name}: Expected {field} to be safely castable from "
+                                   f"{D.scalar_type_name(got.dtype)} dtype, but got {field} with dtype "
+                                   f"{D.scalar_type_name(target.dtype)}")
+    return _out(result, out)
+
+
+def eig(A: Tensor, *, out: Any = None) -> Any:
+    """``(eigenvalues, eigenvectors)`` of a (batch of) general square matrix: complex results (complex64 for
+    float32 input), eigenvectors of unit 2-norm in the columns, in LAPACK's order (not sorted)."""
+    return _eig_out("eig", _EIG(*_aten.linalg_eig(A)), out, ("eigenvalues", "eigenvectors"))
+
+
+def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of a (batch of) general square matrix, complex, in LAPACK's order (differentiable: the
+    backward computes the eigenvectors, as torch's ``eigvals`` does through ``eig``)."""
+    values = _aten.linalg_eigvals(A)
+    return _eig_out("eigvals", values, out, ("eigenvalues",))
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out: Any = None) -> Any:
+    """``(LD, pivots, info)``: the Bunch-Kaufman LDL factorization of a symmetric (``hermitian``: Hermitian)
+    matrix read from its lower triangle, packed as LAPACK's ``?sytrf``, with LAPACK's info (k > 0: the block
+    diagonal ``D`` is singular at k, raised as an error with ``check_errors``).  Not differentiable (as torch)."""
+    return _out(_LDL_FACTOR_EX(*_aten.linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors)), out)
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> Any:
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular ``D`` raises :class:`LinAlgError`."""
+    from torchplug._ops.linalg import LinAlgError
+
+    from torchplug._runtime.backends import backend_for
+
+    LD, pivots, info = _aten.linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=False)
+    # (a backend without data, meta, has no info to check)
+    if info.numel() and backend_for(info.device.type).has_data and bool((info > 0).any()):
+        flat = info.reshape(-1)
+        first = int((flat > 0).nonzero()[0, 0])
+        k = int(flat[first]) - 1
+        prefix = f"(Batch element {first}): " if A.dim() > 2 else ""
+        raise LinAlgError(f"torch.linalg.ldl_factor: {prefix}The factorization could not be completed because the "
+                          f"input is singular: D[{k}, {k}] is exactly zero.")
+    return _out(_LDL_FACTOR(LD, pivots), out)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Tensor | None = None) -> Tensor:
+    """The solution ``X`` of ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` (batches broadcast)."""
+    return _out(_aten.linalg_ldl_solve(LD, pivots, B, hermitian=hermitian), out)
 
 
 def matrix_exp(A: Tensor) -> Tensor:

@@ -211,6 +211,23 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                  scale_grad_by_freq)
 
 
+def bag_argmax(rows: Tensor, bag: Tensor, bags: int) -> tuple[Tensor, Tensor]:
+    """For each bag and column, the position in ``rows`` of the bag's maximum (the first one on ties, as ATen's
+    loop keeps it), and whether the bag has one (empty bags do not)."""
+    k, dim = rows.shape[0], rows.shape[1]
+    values = A.detach(rows)
+    expanded = A.expand(A.unsqueeze(bag, 1), [k, dim])
+    # (scatter_reduce, not index_reduce: that one warns it is in beta)
+    best = A["scatter_reduce.two"](A.zeros([bags, dim], dtype=rows._dtype, device=rows._device), 0, expanded, values,
+                                   "amax", include_self=False)
+    hits = A.eq(values, A.index_select(best, 0, bag))
+    order = A.expand(A.unsqueeze(A["arange.start_step"](0, k, 1, dtype=D.int64, device=rows._device), 1), [k, dim])
+    first = A["masked_fill.Scalar"](order, A.logical_not(hits), k)
+    slot = A["scatter_reduce.two"](A.full([bags, dim], k, dtype=D.int64, device=rows._device), 0, expanded, first,
+                                   "amin")
+    return slot, A.lt(slot, k)
+
+
 def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_weights: Tensor | None,
           include_last_offset: bool, padding_idx: int | None, scale_grad_by_freq: bool = False) -> Tensor:
     """ATen's embedding_bag forward (EmbeddingBag.cpp) as index_add / index_reduce over bag ids."""
@@ -244,9 +261,10 @@ def _bags(weight: Tensor, input: Tensor, offsets: Tensor, mode: str, per_sample_
     if per_sample_weights is not None:
         rows = A.mul(rows, A.unsqueeze(A.index_select(per_sample_weights, 0, chosen), 1))
     zeros = A.zeros(out_shape, dtype=weight._dtype, device=weight._device)
-    if mode == "max":  # (scatter_reduce, not index_reduce: that one warns it is in beta)
-        expanded = A.expand(A.unsqueeze(bag, 1), list(rows.shape))
-        return A["scatter_reduce.two"](zeros, 0, expanded, rows, "amax", include_self=False)
+    if mode == "max":
+        slot, found = bag_argmax(rows, bag, out_shape[0])
+        # the maxima gathered from their rows, so the gradient reaches the row ATen's kernel picked
+        return A["masked_fill.Scalar"](A.gather(rows, 0, A.clamp(slot, None, rows.shape[0] - 1)), A.logical_not(found), 0)
     total = A.index_add(zeros, 0, bag, rows)
     if mode == "sum":
         return total

@@ -28,6 +28,11 @@ PROVIDERS = {
     "nn": "nn", "optim": "nn", "save": "nn", "load": "nn", "amp": "amp", "autocast": "amp",
     "distributed": "distributed", "distributions": "distributions", "func": "func", "vmap": "func",
     "profiler": "profiler",
+    # ATen's loss operators torch has at the top level (the nn plugin's nn/_aten_losses.py)...
+    "cosine_embedding_loss": "nn", "margin_ranking_loss": "nn", "hinge_embedding_loss": "nn",
+    "triplet_margin_loss": "nn", "poisson_nll_loss": "nn", "ctc_loss": "nn",
+    # and its sampling-grid operators (nn/_aten_spatial.py)
+    "grid_sampler": "nn", "grid_sampler_2d": "nn", "grid_sampler_3d": "nn", "affine_grid_generator": "nn",
 }
 # Plugins that are distributions of their own (not inside the torchplug distribution): the folder of the
 # repository that installs each.

@@ -37,6 +37,10 @@ ROWS = (
     "linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor | out",
     "linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
     "linalg_eigvalsh(Tensor self, str UPLO=\"L\") -> Tensor | out",
+    "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+    "linalg_eigvals(Tensor self) -> Tensor | out",
+    "linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)",
+    "linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor",
     "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
     # ---- torchplug.linalg: composites ---------------------------------------------------------------
     "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor | out composite",

@@ -105,6 +105,11 @@ CASES.update({
                                           T.nn.functional.cross_entropy(a, b.softmax(1), label_smoothing=0.2),
                                           T.special.ndtr(a)),
                          [np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(1.5, -0.5, 12).reshape(3, 4)], None),
+    # general eigenproblem: losses independent of the eigenpairs' order and the eigenvectors' phases (LAPACK
+    # builds may order them differently)
+    "linalg_eig_eigvals": (lambda T, a: ((T.linalg.eigvals(a).abs() ** 2).sum(),
+                                         (T.linalg.eig(a)[1].abs() ** 4 * T.linalg.eig(a)[0].real.unsqueeze(-2)).sum()),
+                           [np.array([[1.0, 2.0, 0.5], [-0.3, 0.4, 1.1], [0.8, -1.2, 0.6]])], None),
 })
 
 
@@ -358,7 +363,9 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.ops.aten._sample_dirichlet(d.reshape(1, 2)),
                    lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4),
                    lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
-                   lambda d: torchplug.pdist(torchplug.stack([d, b]))):  # nor for _pdist_forward
+                   lambda d: torchplug.pdist(torchplug.stack([d, b])),  # nor for _pdist_forward
+                   lambda d: torchplug.linalg.ldl_factor(torchplug.diag(d)),  # nor for the LDL factorization
+                   lambda d: torchplug.linalg.ldl_solve(*torchplug.linalg.ldl_factor(torchplug.eye(2)), d.reshape(2, 1))):
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses

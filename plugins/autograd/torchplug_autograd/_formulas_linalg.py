@@ -8,6 +8,7 @@ from typing import Any
 
 import torchplug as T
 
+from ._formulas import _torch_not_implemented
 from ._rules import rule
 
 __all__: list[str] = []
@@ -246,6 +247,45 @@ def eigh(n, g, L, V):
 def eigvalsh(n, g, self, UPLO):
     _, V = T.linalg.eigh(self, UPLO=UPLO)
     return (_eigh_backward(g, None, None, V),)
+
+
+def _eig_backward(gL: Any, gV: Any, L: Any, V: Any) -> Any:
+    """PyTorch's ``linalg_eig_backward`` (non-Hermitian): ``V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H`` with ``P``
+    the projection that keeps the eigenvectors' unit norm and ``E_ij = L_j - L_i``."""
+    if gV is None:
+        return T.linalg.solve(V.mH, gL.unsqueeze(-1) * V.mH)
+    VhgV = V.mH @ gV
+    diag = VhgV.diagonal(0, -2, -1)
+    if not T.allclose(diag.imag, T.zeros_like(diag.imag), rtol=1e-2, atol=1e-2):
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    VhgV = VhgV - V.mH @ (V * diag.real.unsqueeze(-2))
+    E = (L.unsqueeze(-2) - L.unsqueeze(-1)).conj() + _diag(T.ones_like(L))
+    gA = VhgV / E
+    gA = gA - _diag(gA.diagonal(0, -2, -1))
+    if gL is not None:
+        gA = gA + _diag(gL)
+    return T.linalg.solve(V.mH, gA @ V.mH)
+
+
+@rule("linalg_eig", saves="result0, result1")
+def eig(n, g, L, V):
+    gL, gV = (None if _is_zero(x) else x for x in g)
+    if gL is None and gV is None:
+        return (None,)
+    return (_eig_backward(gL, gV, L, V),)
+
+
+@rule("linalg_eigvals", saves="self")
+def eigvals(n, g, self):
+    L, V = T.linalg.eig(self)
+    return (_eig_backward(g, None, L, V),)
+
+
+# PyTorch records a node whose backward raises for the LDL factorization and solve
+rule("linalg_ldl_factor_ex", inputs="self", name="NotImplemented")(_torch_not_implemented("linalg_ldl_factor_ex"))
+rule("linalg_ldl_solve", inputs="LD, B", name="NotImplemented")(_torch_not_implemented("linalg_ldl_solve"))
 
 
 # ---- least squares -------------------------------------------------------------------------------------

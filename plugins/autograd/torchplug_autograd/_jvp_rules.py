@@ -201,6 +201,32 @@ def _log_softmax_backward_data(args, result, tans):
     return out
 
 
+def _eig_jvp(A: Any, L: Any, V: Any, tA: Any) -> tuple[Any, Any]:
+    """PyTorch's ``linalg_eig_jvp``: with ``dP = V^-1 dA V``, ``dL = diag(dP)`` and ``dV = V (dP / E)`` (zero
+    diagonal, ``E_ij = L_j - L_i``) less its component that would change the columns' unit norm.  (Its backward
+    formula cannot be differentiated again into this: it refuses cotangents that depend on the phases.)"""
+    dA = tA.to(V.dtype)
+    dP = torchplug.linalg.solve(V, dA @ V)
+    dL = dP.diagonal(0, -2, -1)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1)
+    E = E + torchplug.ones_like(L).diag_embed()
+    C = dP / E
+    dV = V @ (C - C.diagonal(0, -2, -1).diag_embed())
+    dV = dV - V * (V.mH @ dV).diagonal(0, -2, -1).real.unsqueeze(-2)
+    return dL, dV
+
+
+@jvp_rule("linalg_eig")
+def _linalg_eig(args, result, tans):
+    return _eig_jvp(args[0], result[0], result[1], tans[0])
+
+
+@jvp_rule("linalg_eigvals")
+def _linalg_eigvals(args, result, tans):
+    L, V = torchplug.linalg.eig(args[0])
+    return _eig_jvp(args[0], L, V, tans[0])[0]
+
+
 @jvp_rule("constant_pad_nd")
 def _constant_pad_nd(args, result, tans):
     # affine: the padding value is a constant, so the tangent is padded with zeros
@@ -227,6 +253,9 @@ def _no_forward_formula(op: str) -> Callable[..., Any]:
 # matrix product and through pdist
 jvp_rule("_cdist_forward")(_no_forward_formula("_cdist_forward"))
 jvp_rule("_pdist_forward")(_no_forward_formula("_pdist_forward"))
+# nor for the LDL factorization and solve (their backward is not implemented either)
+jvp_rule("linalg_ldl_factor_ex")(_no_forward_formula("linalg_ldl_factor_ex"))
+jvp_rule("linalg_ldl_solve")(_no_forward_formula("linalg_ldl_solve"))
 
 
 @jvp_rule("copy_")

@@ -35,6 +35,7 @@ FALLBACK = {
     "aten::quantile": "q tensor per sample", "aten::nanquantile": "q tensor per sample",
     "aten::searchsorted.Tensor": "two operands", "aten::aminmax": "tuple reduction",
     "aten::masked_scatter": _DATA_DEPENDENT,
+    "aten::linalg_ldl_solve": "two operands",
 }
 
 

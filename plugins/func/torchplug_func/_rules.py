@@ -575,8 +575,8 @@ def rules_for_table(entries: dict[str, Any]) -> dict[str, Rule]:
 
 # ---- ops on the trailing dims of a tensor with any number of leading (batch) dims -----------------------
 @rule("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_svdvals",
-      "linalg_eigh", "linalg_eigvalsh", "tril", "triu", "one_hot", "constant_pad_nd", "pixel_shuffle",
-      "pixel_unshuffle")
+      "linalg_eigh", "linalg_eigvalsh", "linalg_eig", "linalg_eigvals", "linalg_ldl_factor_ex", "tril", "triu",
+      "one_hot", "constant_pad_nd", "pixel_shuffle", "pixel_unshuffle")
 def leading_batch_rule(op: Any, level: int, self: Any, *rest: Any) -> Any:
     """The op already maps over leading dims: the batch dim becomes one more of them."""
     v, _ = front(self, level)

@@ -13,6 +13,7 @@ __all__ = ["torchplug_configure"]
 @hookimpl
 def torchplug_configure(ctx: Any) -> None:
     from . import nn, optim, serialization
+    from .nn import _aten_losses, _aten_spatial
     from .utils import data
 
     ctx.expose("nn", nn)
@@ -21,6 +22,9 @@ def torchplug_configure(ctx: Any) -> None:
     ctx.expose("load", serialization.load)
     ctx.expose("serialization", serialization)
     ctx.expose("utils.data", data)  # re-exported by core/torchplug/utils/data.py
+    for module in (_aten_losses, _aten_spatial):  # torch.cosine_embedding_loss, torch.grid_sampler & co.
+        for name in module.__all__:
+            ctx.expose(name, getattr(module, name))
     _alias_submodules("torchplug_nn.nn", "torchplug.nn")
     _alias_submodules("torchplug_nn.optim", "torchplug.optim")
 

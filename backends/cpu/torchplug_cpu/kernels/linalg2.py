@@ -1,5 +1,5 @@
 """cpu kernels: ``torchplug.linalg`` decompositions and solvers over NumPy's LAPACK (inv, solve, det, slogdet,
-cholesky, qr, svd, eigh, lstsq) and ``vdot``.
+cholesky, qr, svd, eigh, eig, ldl, lstsq) and ``vdot``.
 
 Results use PyTorch's layouts: matrices come back batch-contiguous and column-major in the last two
 dims (LAPACK's order), as PyTorch's cpu kernels return them.
@@ -319,6 +319,175 @@ def linalg_eigvalsh(self, UPLO="L"):
     if data.size == 0:
         return _wrap(np.empty(data.shape[:-1]), _real(self._dtype), matrix=False)
     return _wrap(np.linalg.eigvalsh(data, UPLO=uplo), _real(self._dtype), matrix=False)
+
+
+# ---- general eigenproblem -----------------------------------------------------------------------------------
+_COMPLEX_OF = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64, "complex128": D.complex128}
+
+
+def eig_checks(name: str, dtype: D.dtype, size: tuple[int, ...]) -> D.dtype:
+    """PyTorch's checks of ``linalg.eig``/``eigvals`` (shared with meta), in its order; returns the result dtype."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(dtype)}")
+    if len(size) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {size[-2]} by {size[-1]} "
+                           "matrices")
+    if dtype.name not in _COMPLEX_OF:  # float16/bfloat16 pass the checks and fail in the LAPACK kernel's dispatch
+        raise C.not_implemented("linalg_eig_out_cpu", dtype)
+    return _COMPLEX_OF[dtype.name]
+
+
+def _host_eig(data: Any, vectors: bool) -> tuple[Any, Any]:
+    """LAPACK's geev through NumPy, on the host (CuPy has no general eigensolver; the emulated and cupy kernel
+    families bind ``np`` to their array module, which takes the host results back)."""
+    import numpy as host
+
+    values = data.get() if hasattr(data, "get") else data
+    if vectors:
+        w, v = host.linalg.eig(values)
+        return np.asarray(w), np.asarray(v)
+    return np.asarray(host.linalg.eigvals(values)), None
+
+
+@TABLE.impl("aten::linalg_eig")
+def linalg_eig(self):
+    """Eigenvalues and (unit 2-norm) right eigenvectors of a general square matrix, complex, in LAPACK's order."""
+    out = eig_checks("linalg.eig", self._dtype, tuple(self._data.shape))
+    data = self._data
+    if data.size and not bool(np.isfinite(data).all()):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if data.size == 0:
+        w, v = np.empty(data.shape[:-1]), np.empty(data.shape)
+    else:
+        w, v = _host_eig(data, True)
+    return _wrap(w, out, matrix=False), _wrap(v, out)
+
+
+@TABLE.impl("aten::linalg_eigvals")
+def linalg_eigvals(self):
+    """Eigenvalues of a general square matrix, complex, in LAPACK's order.  As torch, infs and NaNs are not refused:
+    the matrices holding them get NaN eigenvalues (torch passes them to LAPACK, whose result is unspecified)."""
+    out = eig_checks("linalg.eigvals", self._dtype, tuple(self._data.shape))
+    data = self._data
+    if data.size == 0:
+        return _wrap(np.empty(data.shape[:-1]), out, matrix=False)
+    finite = np.isfinite(data).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return _wrap(_host_eig(data, False)[0], out, matrix=False)
+    values = np.full(data.shape[:-1], complex("nan+nanj"), dtype=out.numpy_dtype)
+    if finite.any():
+        values[finite] = _host_eig(data[finite], False)[0]
+    return _wrap(values, out, matrix=False)
+
+
+# ---- LDL (Bunch-Kaufman) ---------------------------------------------------------------------------------------
+_LDL_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _lapack(dtype: D.dtype, hermitian: bool, routine: str) -> Any:
+    """SciPy's LAPACK ``?sytrf``/``?sytrs`` (``?hetrf``/``?hetrs`` for complex Hermitian), run on the host."""
+    from scipy.linalg import lapack
+
+    kind = "he" if hermitian and dtype.is_complex else "sy"
+    return getattr(lapack, f"{_LDL_PREFIX[dtype.name]}{kind}{routine}")
+
+
+def _host(data: Any) -> Any:
+    """``data`` as a host NumPy array (the cuda families' arrays come back from the device)."""
+    import numpy as host
+
+    return host.asarray(data.get() if hasattr(data, "get") else data)
+
+
+def ldl_checks(name: str, dtype: D.dtype, size: tuple[int, ...]) -> None:
+    """PyTorch's checks of ``linalg.ldl_factor_ex``'s input (shared with meta)."""
+    if len(size) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {size[-2]} by {size[-1]} "
+                           "matrices")
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(dtype)}")
+    if dtype.name not in _LDL_PREFIX:
+        raise C.not_implemented("ldl_factor_kernel_cpu", dtype)
+
+
+@TABLE.impl("aten::linalg_ldl_factor_ex")
+def linalg_ldl_factor_ex(self, hermitian=False, check_errors=False):
+    """The Bunch-Kaufman factorization as LAPACK's ``?sytrf`` packs it: ``L`` and ``D`` in the lower triangle,
+    1-based int32 pivots (negative for 2x2 blocks), int32 info (k > 0: ``D[k-1, k-1]`` is exactly zero)."""
+    data = self._data
+    ldl_checks("torch.linalg.ldl_factor_ex", self._dtype, tuple(data.shape))
+    import numpy as host
+
+    n = data.shape[-1]
+    batches = _host(data).reshape((-1, n, n))
+    ld = host.zeros_like(batches)
+    pivots = host.zeros(batches.shape[:-1], dtype=host.int32)
+    info = host.zeros(batches.shape[:1], dtype=host.int32)
+    if n:
+        sytrf = _lapack(self._dtype, hermitian, "trf")
+        for i, a in enumerate(batches):
+            factor, piv, code = sytrf(a, lower=1)
+            ld[i], pivots[i], info[i] = host.tril(factor), piv, code
+    if check_errors and info.size and int(info.max()) > 0:
+        first = int(host.argmax(info > 0))
+        raise _linalg_error(f"torch.linalg.ldl_factor_ex: {_batch_prefix(data, first)}The factorization could not be "
+                            f"completed because the input is singular: D[{info[first] - 1}, {info[first] - 1}] is "
+                            "exactly zero.")
+    batch = data.shape[:-2]
+    return (_wrap(np.asarray(ld.reshape(data.shape)), self._dtype),
+            _wrap(np.asarray(pivots.reshape(batch + (n,))), D.int32, matrix=False),
+            _wrap(np.asarray(info.reshape(batch)), D.int32, matrix=False))
+
+
+def ldl_solve_checks(LD: Any, pivots: Any, B: Any) -> tuple[int, ...]:
+    """PyTorch's checks of ``linalg.ldl_solve`` (shared with meta); returns the broadcast batch shape."""
+    ld, b = tuple(LD.shape), tuple(B.shape)
+    if len(b) < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(len(b), 1)}, "
+                         f"{max(len(b), 1) - 1}], but got -2)")
+    if len(ld) < 2:
+        raise RuntimeError("torch.linalg.ldl_solve: The input tensor LD must have at least 2 dimensions.")
+    if ld[-1] != ld[-2]:
+        raise RuntimeError(f"torch.linalg.ldl_solve: LD must be batches of square matrices, but they are {ld[-2]} by "
+                           f"{ld[-1]} matrices")
+    if b[-2] != ld[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is {ld[-2]} by "
+                           f"{ld[-1]} but each b matrix is {b[-2]} by {b[-1]}")
+    if B._dtype is not LD._dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(B._dtype)} and A of type {scalar_type_name(LD._dtype)} instead.")
+    if pivots._dtype not in (D.int32, D.int64):
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected pivots to be integers. Got {scalar_type_name(pivots._dtype)}")
+    if tuple(pivots.shape) != ld[:-1]:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but got "
+                           f"pivots with shape {list(pivots.shape)} instead")
+    import numpy as host
+
+    return tuple(host.broadcast_shapes(ld[:-2], b[:-2]))
+
+
+@TABLE.impl("aten::linalg_ldl_solve")
+def linalg_ldl_solve(LD, pivots, B, hermitian=False):
+    """Solve ``A X = B`` from ``A``'s packed LDL factorization (LAPACK's ``?sytrs``), batches broadcast."""
+    batch = ldl_solve_checks(LD, pivots, B)
+    if LD._dtype.name not in _LDL_PREFIX:
+        raise C.not_implemented("ldl_solve_kernel_cpu", LD._dtype)
+    import numpy as host
+
+    n, k = LD._data.shape[-1], B._data.shape[-1]
+    ld = host.broadcast_to(_host(LD._data), batch + (n, n)).reshape((-1, n, n))
+    piv = host.broadcast_to(_host(pivots._data), batch + (n,)).reshape((-1, n)).astype(host.int32)
+    b = host.broadcast_to(_host(B._data), batch + (n, k)).reshape((-1, n, k))
+    out = host.array(b, copy=True)
+    if n and k:
+        sytrs = _lapack(LD._dtype, hermitian, "trs")
+        for i in range(out.shape[0]):
+            out[i] = sytrs(ld[i], piv[i], b[i], lower=1)[0]
+    return _wrap(np.asarray(out.reshape(batch + (n, k))), B._dtype)
 
 
 # ---- least squares ------------------------------------------------------------------------------------------

@@ -155,6 +155,61 @@ def linalg_eigvalsh(self: C.Tensor, UPLO: str = "L") -> C.Tensor:
     return C.new(_eigh(self, UPLO)[:-1], _real(self._dtype))
 
 
+def _eig(name: str, self: C.Tensor) -> tuple[tuple[int, ...], D.dtype]:
+    """torch's checks of ``linalg.eig``/``eigvals`` in its order; the size and the (complex) result dtype."""
+    size, dt = C.shape(self), self._dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {C.scalar_type_name(dt)}")
+    if len(size) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {size[-2]} by {size[-1]} "
+                           "matrices")
+    complex_of = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64,
+                  "complex128": D.complex128}
+    if dt.name not in complex_of:  # torch's meta gives complex32, a dtype torchplug does not have
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{C.scalar_type_name(dt)}'")
+    return size, complex_of[dt.name]
+
+
+@TABLE.impl("aten::linalg_eig")
+def linalg_eig(self: C.Tensor) -> tuple[C.Tensor, C.Tensor]:
+    size, dt = _eig("linalg.eig", self)
+    return C.new(size[:-1], dt), C.new(size, dt)  # row-major, as torch's meta (its cpu kernel: column-major)
+
+
+@TABLE.impl("aten::linalg_eigvals")
+def linalg_eigvals(self: C.Tensor) -> C.Tensor:
+    size, dt = _eig("linalg.eigvals", self)
+    return C.new(size[:-1], dt)
+
+
+@TABLE.impl("aten::linalg_ldl_factor_ex")
+def linalg_ldl_factor_ex(self: C.Tensor, hermitian: bool = False, check_errors: bool = False) -> tuple[C.Tensor, ...]:
+    size, dt = C.shape(self), self._dtype
+    if len(size) < 2:
+        raise RuntimeError("torch.linalg.ldl_factor_ex: The input tensor A must have at least 2 dimensions.")
+    if size[-1] != size[-2]:
+        raise RuntimeError(f"torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are "
+                           f"{size[-2]} by {size[-1]} matrices")
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got "
+                           f"{C.scalar_type_name(dt)}")
+    return _matrix(size, dt), C.new(size[:-1], D.int32), C.new(size[:-2], D.int32)
+
+
+@TABLE.impl("aten::linalg_ldl_solve")
+def linalg_ldl_solve(LD: C.Tensor, pivots: C.Tensor, B: C.Tensor, hermitian: bool = False) -> C.Tensor:
+    ld, b = C.shape(LD), C.shape(B)
+    if len(b) < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(len(b), 1)}, "
+                         f"{max(len(b), 1) - 1}], but got -2)")
+    if len(ld) < 2 or ld[-1] != ld[-2] or b[-2] != ld[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is {ld[-2]} by "
+                           f"{ld[-1]} but each b matrix is {b[-2]} by {b[-1]}")
+    return _matrix(C.broadcast_shapes(ld[:-2], b[:-2]) + b[-2:], B._dtype)
+
+
 @TABLE.impl("aten::linalg_lstsq")
 def linalg_lstsq(self: C.Tensor, b: C.Tensor, rcond: float | None = None, driver: str | None = None) -> tuple[C.Tensor, ...]:
     if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):

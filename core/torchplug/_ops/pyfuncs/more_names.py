@@ -1,12 +1,13 @@
 """Smaller names of ``torch``'s namespace: ``channel_shuffle``/``native_channel_shuffle``, ``empty_permuted``,
-``conv_tbc``, ``cudnn_is_acceptable`` (False),
-the function forms ``index_put`` and ``resize_as_``, ``init_num_threads`` and the build flags ``has_lapack``
-and ``has_spectral``."""
+``conv_tbc``, ``cudnn_is_acceptable`` (False), the function forms ``index_put``, ``resize_as_`` and
+``detach_copy``, ``init_num_threads``, ``set_flush_denormal`` and the build flags ``has_lapack`` and
+``has_spectral`` (``has_mkl``/``has_openmp`` come from ``torchplug.backends``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from torchplug._base.layout import contiguous_format
 from torchplug._dispatch.aten import A
 from torchplug._tensor.tensor import Tensor
 
@@ -76,6 +77,20 @@ def cudnn_is_acceptable(input: Tensor) -> bool:
     return False
 
 
+def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """A copy of ``input`` detached from autograd (``detach`` without the aliasing)."""
+    result = input.detach().clone()
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Flush denormal floats to zero (``True``) or not in this thread's host computations; True when the
+    platform lets torchplug set the mode (see :mod:`torchplug._base.denormals`)."""
+    from torchplug._base.denormals import set_flush_denormal as _set
+
+    return _set(mode)
+
+
 def init_num_threads() -> None:
     """Initialize the intra-op thread pool of this thread (nothing to do: the pools start on demand)."""
     return None
@@ -84,7 +99,8 @@ def init_num_threads() -> None:
 FUNCTIONS: dict[str, Any] = {
     "channel_shuffle": channel_shuffle, "native_channel_shuffle": channel_shuffle, "empty_permuted": empty_permuted,
     "index_put": index_put, "resize_as_": resize_as_, "init_num_threads": init_num_threads, "conv_tbc": conv_tbc,
-    "cudnn_is_acceptable": cudnn_is_acceptable,
+    "cudnn_is_acceptable": cudnn_is_acceptable, "set_flush_denormal": set_flush_denormal, "detach_copy": detach_copy,
+    "legacy_contiguous_format": contiguous_format,  # torch's old name of the same memory format
     "has_lapack": True, "has_spectral": True,  # LAPACK (NumPy/SciPy) and the FFTs are always there
 }
 METHODS: dict[str, Any] = {}

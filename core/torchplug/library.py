@@ -19,7 +19,7 @@ __all__ = [
     "Library", "KernelTable", "fallthrough_kernel", "RegistrationError", "SchemaError", "get_kernel", "collect_tables",
     # custom operators (torchplug._library, loaded on first use)
     "custom_op", "CustomOpDef", "OpLibrary", "infer_schema", "register_kernel", "register_fake", "register_autograd",
-    "register_autocast", "opcheck", "get_ctx", "FakeImplCtx", "define", "impl",
+    "register_autocast", "opcheck", "get_ctx", "FakeImplCtx", "define", "impl", "register_vmap",
 ]
 
 # name -> module of torchplug._library that defines it; imported on first access so that
@@ -29,6 +29,7 @@ _LAZY = {
     "register_kernel": "custom_ops", "register_fake": "custom_ops", "register_autograd": "custom_ops",
     "register_autocast": "custom_ops", "infer_schema": "infer_schema", "opcheck": "opcheck",
     "get_ctx": "fake", "FakeImplCtx": "fake", "define": "low_level", "impl": "low_level",
+    "register_vmap": "custom_ops",
 }
 
 

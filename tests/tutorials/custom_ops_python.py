@@ -2,10 +2,10 @@
 # "PyTorch Custom Operators Landing Page": torch.library.custom_op with mutates_args, register_fake,
 # register_autograd with setup_context (the backward itself a custom op), torch.library.opcheck, a
 # mutable op that writes its output argument, torch.compile(fullgraph=True) around them, calls through
-# torch.ops.mylib.*, and Library / define / impl.  The tutorial crops and pastes with PIL through
-# torchvision; here NumPy slicing does the same so nothing outside torch is needed, and opcheck gets
-# smaller images.  Every result is checked, so running to the end is the test.
-from typing import Sequence
+# torch.ops.mylib.*, Library / define / impl, and register_vmap.  The tutorial crops and pastes with
+# PIL through torchvision; here NumPy slicing does the same so nothing outside torch is needed, and
+# opcheck gets smaller images.  Every result is checked, so running to the end is the test.
+from typing import Sequence, Tuple
 
 import numpy as np
 import torch
@@ -175,3 +175,50 @@ frag.define("scale(Tensor x, float alpha) -> Tensor")
 frag.impl("scale", lambda x, alpha: x * alpha, "CompositeExplicitAutograd")
 torch.testing.assert_close(torch.ops.mylib.scale(t, 0.5), t * 0.5)
 print("torch.library: define, impl and Library")
+
+
+# torch.vmap support for a custom op: torch.library.register_vmap (the torch.library documentation's example)
+def to_numpy(tensor):
+    return tensor.cpu().numpy()
+
+
+@torch.library.custom_op("mylib::numpy_cube", mutates_args=())
+def numpy_cube(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    x_np = to_numpy(x)
+    dx = torch.tensor(3 * x_np ** 2, device=x.device)
+    return torch.tensor(x_np ** 3, device=x.device), dx
+
+
+def numpy_cube_vmap(info, in_dims, x):
+    result = numpy_cube(x)
+    return result, (in_dims[0], in_dims[0])
+
+
+torch.library.register_vmap(numpy_cube, numpy_cube_vmap)
+
+x = torch.randn(3)
+cube, dx = torch.vmap(numpy_cube)(x)
+torch.testing.assert_close(cube, x ** 3)
+torch.testing.assert_close(dx, 3 * x ** 2)
+
+
+@torch.library.custom_op("mylib::numpy_mul", mutates_args=())
+def numpy_mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(to_numpy(x) * to_numpy(y), device=x.device)
+
+
+@torch.library.register_vmap("mylib::numpy_mul")
+def numpy_mul_vmap(info, in_dims, x, y):
+    x_bdim, y_bdim = in_dims
+    x = x.movedim(x_bdim, -1) if x_bdim is not None else x.unsqueeze(-1)
+    y = y.movedim(y_bdim, -1) if y_bdim is not None else y.unsqueeze(-1)
+    result = x * y
+    result = result.movedim(-1, 0)
+    return result, 0
+
+
+x = torch.randn(3)
+y = torch.randn(3)
+torch.testing.assert_close(torch.vmap(numpy_mul)(x, y), x * y)
+torch.testing.assert_close(torch.vmap(numpy_mul, in_dims=(0, None))(x, y), x.unsqueeze(1) * y)
+print("torch.library.register_vmap")

@@ -29,6 +29,7 @@ from torchplug._library.fake import make_meta_kernel
 from torchplug._library.infer_schema import UNKNOWN_MUTATES, infer_schema
 
 __all__ = ["CustomOpDef", "OpLibrary", "custom_op", "register_kernel", "register_fake", "register_autograd",
+           "register_vmap",
            "register_autocast", "lookup_custom_op", "resolve_op"]
 
 # Installed custom ops (and adapters over Library-defined ops), by qualified name.
@@ -124,6 +125,8 @@ class CustomOpDef:
         self._backward_fn: Callable[..., Any] | None = None
         self._setup_context_fn: Callable[..., Any] | None = None
         self._autocast: dict[str, Any] = {}
+        # the vmap rule: read by the func plugin's Batched fallback, which runs it instead of its per-sample loop
+        self._vmap_fn: Callable[..., Any] | None = None
         self._lib: Library | None = None
         self._owns_lib = False
         self._entry: Any = None
@@ -290,6 +293,30 @@ class CustomOpDef:
         self._backward_fn, self._setup_context_fn = backward, setup_context
         if self._entry is not None and "Autograd" not in self._regs:
             self._register_key("Autograd", make_autograd_kernel(self), with_keyset=True, allow_override=allow_override)
+
+    def register_vmap(self, func: Callable[..., Any] | None = None, /, *, allow_override: bool = False) -> Any:
+        """Register how ``torch.vmap`` runs the op: ``func(info, in_dims, *args, **kwargs)`` gets the
+        arguments without the mapped dim (``in_dims`` says where it was, None for an unmapped argument;
+        ``info.batch_size``, ``info.randomness``) and returns ``(output, out_dims)``."""
+        if func is None:
+            return lambda f: self.register_vmap(f, allow_override=allow_override)
+        for a in self._parsed.kwarg_only_arguments:
+            if a.type.base == "Tensor":
+                raise NotImplementedError(
+                    f"register_vmap with kwarg-only Tensor args. In the original definition of the op, please make "
+                    f"{a.name} into a positional arg.")
+        try:
+            inspect.signature(func).bind(0, 0, *range(len(self._parsed.positional_arguments)),
+                                         **dict.fromkeys(self._kw_names, 0))
+        except TypeError as exc:
+            raise TypeError(f"The vmap rule {_describe(func)} of {self._qualname} must accept (info, in_dims, *args, "
+                            f"**kwargs) with the op's arguments: {exc}.") from None
+        except ValueError:
+            pass
+        if self._vmap_fn is not None and not _same(self._vmap_fn, func) and not allow_override:
+            raise self._conflict("vmap rule", self._vmap_fn, func)
+        self._vmap_fn = func
+        return func
 
     def register_autocast(self, device_type: str, cast_inputs: Any, *, allow_override: bool = False) -> None:
         """Inside an autocast region of ``device_type``, cast floating inputs to ``cast_inputs``
@@ -606,6 +633,11 @@ def register_autograd(op: Any, backward: Callable[..., Any], /, *, setup_context
                       lib: Library | None = None) -> None:
     """Register the backward formula of ``op``; see :meth:`CustomOpDef.register_autograd`."""
     resolve_op(op, lib).register_autograd(backward, setup_context=setup_context)
+
+
+def register_vmap(op: Any, func: Callable[..., Any] | None = None, /, *, lib: Library | None = None) -> Any:
+    """Register the vmap rule of ``op`` (decorator without ``func``); see :meth:`CustomOpDef.register_vmap`."""
+    return resolve_op(op, lib).register_vmap(func)
 
 
 def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *, lib: Library | None = None) -> None:

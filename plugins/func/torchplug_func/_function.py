@@ -1,5 +1,6 @@
 """``torchplug.autograd.Function`` under ``vmap``: its ``vmap`` staticmethod, or the rule PyTorch generates
-for ``generate_vmap_rule = True`` (see PyTorch's "Extending torch.func with autograd.Function").
+for ``generate_vmap_rule = True`` (see PyTorch's "Extending torch.func with autograd.Function"); and a
+custom op's rule from ``torch.library.register_vmap``, which takes the same ``(info, in_dims, *args)``.
 
 ``Function.apply`` hands a call with a batched argument to :func:`batched_apply`.  The batch dim of the
 highest level is taken off every argument (``in_dims`` says where it was), the rule runs on those values
@@ -14,13 +15,14 @@ with their batch dims, and hands them back batched to ``backward``/``jvp``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, NamedTuple
 
 import torchplug
 
 from ._batched import BatchedTensor, find_level, max_level, pop_level, push_level, unwrap, wrap
 
-__all__ = ["VmapInfo", "batched_apply", "install"]
+__all__ = ["VmapInfo", "batched_apply", "install", "custom_op_vmap", "run_custom_op_vmap"]
 
 _DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
 
@@ -79,11 +81,37 @@ def batched_apply(cls: Any, base: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return _wrap_outputs(cls, out, out_dims, level)
 
 
-def _wrap_outputs(cls: Any, out: Any, out_dims: Any, level: int) -> Any:
+def custom_op_vmap(entry: Any) -> Any:
+    """The CustomOpDef of ``entry`` if it has a vmap rule (``torch.library.register_vmap``), else None."""
+    module = sys.modules.get("torchplug._library.custom_ops")
+    if module is None:  # no custom op was ever defined
+        return None
+    opdef = module.lookup_custom_op(entry.name)
+    return opdef if opdef is not None and opdef._vmap_fn is not None else None
+
+
+def run_custom_op_vmap(opdef: Any, args: tuple[Any, ...], level: int) -> Any:
+    """A custom op under vmap through its registered rule: ``rule(info, in_dims, *args, **kwargs)``."""
+    lv = find_level(level)
+    pos, kw = opdef._split_args(args)
+    values, in_dims = [], []
+    for a in pos:
+        v, d = unwrap(a, level)
+        values.append(v)
+        in_dims.append(d)
+    result = opdef._vmap_fn(VmapInfo(lv.batch_size, lv.randomness), tuple(in_dims), *values, **kw)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise ValueError(f"{opdef._qualname}: the vmap rule must return a tuple (output, out_dims), got "
+                         f"{type(result).__name__}")
+    return _wrap_outputs(opdef._qualname, result[0], result[1], level)
+
+
+def _wrap_outputs(name: Any, out: Any, out_dims: Any, level: int) -> Any:
+    name = getattr(name, "__name__", name)
     if isinstance(out, tuple):
         dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(out)
         if len(dims) != len(out):
-            raise RuntimeError(f"{cls.__name__}.vmap: expected out_dims to have the structure of the output "
+            raise RuntimeError(f"{name}.vmap: expected out_dims to have the structure of the output "
                                f"({len(out)} outputs), got {out_dims}")
         return tuple(_wrap_one(o, d, level) for o, d in zip(out, dims))
     return _wrap_one(out, out_dims, level)

@@ -21,6 +21,7 @@ from torchplug._dispatch.tls import tls
 
 from ._batched import call as call_op
 from ._batched import BATCHED_MASK, BatchedTensor, current_levels, find_level, max_level, unwrap, wrap
+from ._function import custom_op_vmap, run_custom_op_vmap
 
 __all__ = ["InplaceOnUnbatched", "batched_fallback", "make_rule_kernel", "per_sample_loop", "WARNED", "RANDOMNESS_ERROR",
            "without_batched_include"]
@@ -335,6 +336,9 @@ def batched_fallback(ks: int, op: Any, *args: Any) -> Any:
             if levels and levels[-1].randomness == "different":
                 return _batched_empty(ks, op, args, levels[-1])
         return op.redispatch(ks & _NOB, *args)
+    custom = custom_op_vmap(entry)
+    if custom is not None:
+        return run_custom_op_vmap(custom, args, level)
     composite = _composite_kernel(entry)
     if composite:
         return composite(*args)

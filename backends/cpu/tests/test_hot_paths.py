@@ -177,7 +177,8 @@ def test_conv_columns_are_not_kept_for_inference_or_other_inputs():
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)
 
 
-def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
+def test_small_products_run_on_one_blas_thread_large_batched_ones_on_the_users_count():
+    # (large 2-d float products go to the C pool instead: test_gemm.py)
     from torchplug_cpu import _blas_policy as P
 
     if P._setter is None:
@@ -189,7 +190,7 @@ def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
         torchplug.set_num_threads(2)
         P._setter = lambda n: (calls.append(n), real(n))
         small = torchplug.randn(8, 8)
-        large = torchplug.randn(512, 512)
+        large = torchplug.randn(2, 512, 512)
         small @ small
         small @ small  # already at one thread: no second switch
         assert calls == [1]
@@ -238,7 +239,8 @@ def test_mid_size_products_take_the_thread_count_measured_faster(monkeypatch):
             return clock[0]
 
         monkeypatch.setattr(P, "_perf", fake_perf)
-        a = np.random.default_rng(0).standard_normal((96, 256)).astype(np.float32)
+        # a batched product (2-d float ones take the C pool: test_gemm.py)
+        a = np.random.default_rng(0).standard_normal((2, 48, 256)).astype(np.float32)
         b = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)  # 3.1M multiply-adds
         picks = []
         for _ in range(2 * P.PROBE_EVERY):

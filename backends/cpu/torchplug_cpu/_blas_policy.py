@@ -37,8 +37,8 @@ import numpy as np
 
 from torchplug._base.flags import are_deterministic_algorithms_enabled
 
-__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
-           "PROBE_EVERY"]
+__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path",
+           "numpy_openblas", "SMALL_WORK", "PROBE_EVERY"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
 PROBE_EVERY = 16  # products of a size class between re-measurements of the count not chosen
@@ -52,6 +52,9 @@ _threads = 1  # the user's thread count (what large products use)
 _path = ""  # the file of NumPy's OpenBLAS the policy controls
 _lib: Any = None  # its threadpoolctl controller (for the cblas symbols)
 _current = 1  # the count last set on the library
+_POOL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_gemm_pool: Any = None  # _gemm.gemm where the C extension is built (a library is bound on first use)
+_gemm_library: Any = None  # _gemm.library: which one (binds it on the first call)
 
 
 def _find_setter() -> tuple[Any, int, str, Any]:
@@ -98,6 +101,9 @@ def user_threads() -> int:
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.matmul(a, b)``, on one BLAS thread when the product is small (see the module docstring).
 
+    Two float matrices of ``SMALL_WORK`` multiply-adds or more go to the C pool (``_gemm``: one
+    single-threaded GEMM per block of the result) when the C extension and a library are there.
+
     The library's count is changed only when the wanted one differs from the last one set, so a
     run of small products (a training loop) switches once, not twice per call: waking the pool
     back up after every product cost more than it saved.
@@ -108,6 +114,13 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ufunc, which is most of an 8x8 product's time.
     """
     global _current
+    if a.ndim == 2 and b.ndim == 2:
+        work = a.size * b.shape[-1]
+        if work >= SMALL_WORK and _gemm_pool is not None and a.dtype is b.dtype and a.dtype in _POOL_DTYPES \
+                and (a.flags.c_contiguous or a.flags.f_contiguous) and (b.flags.c_contiguous or b.flags.f_contiguous):
+            out = _pooled(a, b, work)
+            if out is not None:
+                return out
     if _threads > 1 and _setter is not None:
         work = a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
         if work >= SMALL_WORK and not are_deterministic_algorithms_enabled():
@@ -117,6 +130,41 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             _setter(want)
             _current = want
     return _product(a, b)
+
+
+def _pooled(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray | None:
+    """A large 2-d float product on the C pool, on the part count measured faster (as ``_measured``);
+    None when no library could be bound (then never again: NumPy's matmul serves)."""
+    global _gemm_pool
+    library = _gemm_library()
+    if not library:
+        _gemm_pool = None
+        return None
+    if library == "openblas" and _current != 1:
+        _one_thread()  # OpenBLAS's own pool stays asleep: the C pool's threads call it single-threaded
+    if _threads < 2 or are_deterministic_algorithms_enabled():
+        return _gemm_pool(a, b, _threads)
+    key = -work.bit_length()  # (negative: apart from the OpenBLAS-thread classes of ``_measured``)
+    rates = _rates.get(key)
+    if rates is None:
+        rates = _rates[key] = [0.0, 0.0]
+    seen = _seen[key] = _seen.get(key, 0) + 1
+    probe = True
+    if not rates[1]:
+        pick = 1  # the user's count first: what an idle host runs fastest
+    elif not rates[0]:
+        pick = 0
+    else:
+        pick = 0 if rates[0] < rates[1] else 1
+        probe = seen % PROBE_EVERY == 0
+        if probe:
+            pick = 1 - pick  # re-measure the other count: the host's load moves
+    start = _perf()
+    out = _gemm_pool(a, b, _threads if pick else 1)
+    rate = (_perf() - start) / work
+    # a probe replaces its count's old figure; the count in use keeps a running mean (timing noise)
+    rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
+    return out
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -200,10 +248,19 @@ def axpy_kernels() -> dict[np.dtype, Any]:
     return found
 
 
+def numpy_openblas() -> Any:
+    """The threadpoolctl controller of NumPy's OpenBLAS, or None (another BLAS, or no threadpoolctl)."""
+    return _lib if _setter is not None else None
+
+
 def _init() -> None:
-    global _setter, _threads, _current, _path, _lib
+    global _setter, _threads, _current, _path, _lib, _gemm_pool, _gemm_library
     _setter, _threads, _path, _lib = _find_setter()
     _current = _threads
+    from torchplug_cpu import _gemm
+
+    if _gemm.available():
+        _gemm_pool, _gemm_library = _gemm.gemm, _gemm.library
 
 
 _init()

@@ -1435,6 +1435,160 @@ static PyObject *py_copy_strided(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ---- matrix products on the pool ----
+ * The GEMM itself is a BLAS library's (MKL's or NumPy's own OpenBLAS, found by torchplug_cpu._gemm and
+ * bound here with load_gemm), called single-threaded on one block of the result per pool range: the
+ * pool is the only thread pool a product wakes, so products and the elementwise loops never have two
+ * pools spinning for two cores.  The result is cut along its longer side into blocks of GEMM_ALIGN
+ * rows or columns, so that each part keeps whole register tiles; each element is still the same
+ * dot product over K, computed by the same library kernel. */
+
+#include <dlfcn.h>
+#include <limits.h>
+
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+#define GEMM_ALIGN 16
+
+typedef void (*sgemm_lp64_t)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                             float *, int);
+typedef void (*dgemm_lp64_t)(int, int, int, int, int, int, double, const double *, int, const double *, int, double,
+                             double *, int);
+typedef void (*sgemm_ilp64_t)(int, int, int, long long, long long, long long, float, const float *, long long,
+                              const float *, long long, float, float *, long long);
+typedef void (*dgemm_ilp64_t)(int, int, int, long long, long long, long long, double, const double *, long long,
+                              const double *, long long, double, double *, long long);
+
+static struct {
+    void *s, *d;  /* cblas_sgemm / cblas_dgemm of the bound library */
+    int ilp64;    /* 64-bit sizes */
+} gemm_lib = {NULL, NULL, 0};
+
+typedef struct {
+    const char *a, *b;
+    char *c;
+    long long m, n, k, lda, ldb;
+    int ta, tb, dbl, by_rows;
+} gemm_t;
+
+/* One library call for the result's rows (or columns) [begin, end) x GEMM_ALIGN. */
+static void gemm_range(void *ctx, long long begin, long long end, int part) {
+    const gemm_t *g = (const gemm_t *)ctx;
+    const long long item = g->dbl ? sizeof(double) : sizeof(float);
+    long long lo = begin * GEMM_ALIGN, hi = end * GEMM_ALIGN;
+    const long long side = g->by_rows ? g->m : g->n;
+    if (hi > side)
+        hi = side;
+    (void)part;
+    if (hi <= lo)
+        return;
+    long long m = g->m, n = g->n;
+    const char *a = g->a, *b = g->b;
+    char *c = g->c;
+    if (g->by_rows) { /* rows lo..hi of A (a column offset when A is stored transposed) and of C */
+        m = hi - lo;
+        a += (g->ta ? lo : lo * g->lda) * item;
+        c += lo * g->n * item;
+    } else { /* columns lo..hi of B and of C */
+        n = hi - lo;
+        b += (g->tb ? lo * g->ldb : lo) * item;
+        c += lo * item;
+    }
+    const int ta = g->ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb = g->tb ? CBLAS_TRANS : CBLAS_NO_TRANS;
+    if (gemm_lib.ilp64) {
+        if (g->dbl)
+            ((dgemm_ilp64_t)gemm_lib.d)(CBLAS_ROW_MAJOR, ta, tb, m, n, g->k, 1.0, (const double *)a, g->lda,
+                                        (const double *)b, g->ldb, 0.0, (double *)c, g->n);
+        else
+            ((sgemm_ilp64_t)gemm_lib.s)(CBLAS_ROW_MAJOR, ta, tb, m, n, g->k, 1.0f, (const float *)a, g->lda,
+                                        (const float *)b, g->ldb, 0.0f, (float *)c, g->n);
+    } else {
+        if (g->dbl)
+            ((dgemm_lp64_t)gemm_lib.d)(CBLAS_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)g->k, 1.0, (const double *)a,
+                                       (int)g->lda, (const double *)b, (int)g->ldb, 0.0, (double *)c, (int)g->n);
+        else
+            ((sgemm_lp64_t)gemm_lib.s)(CBLAS_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)g->k, 1.0f, (const float *)a,
+                                       (int)g->lda, (const float *)b, (int)g->ldb, 0.0f, (float *)c, (int)g->n);
+    }
+}
+
+/* load_gemm(path, sgemm_name, dgemm_name, ilp64) -> bool: binds the cblas_sgemm/cblas_dgemm of the
+ * library at ``path`` (normally already loaded by the process; dlopen then returns it); False, with
+ * nothing bound, when the library or a symbol is missing. */
+static PyObject *py_load_gemm(PyObject *self, PyObject *args) {
+    const char *path, *sname, *dname;
+    int ilp64;
+    if (!PyArg_ParseTuple(args, "sssp:load_gemm", &path, &sname, &dname, &ilp64))
+        return NULL;
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        Py_RETURN_FALSE;
+    void *s = dlsym(handle, sname), *d = dlsym(handle, dname);
+    if (!s || !d) {
+        dlclose(handle);
+        Py_RETURN_FALSE;
+    }
+    /* the handle stays open: the bound functions live in it */
+    gemm_lib.s = s;
+    gemm_lib.d = d;
+    gemm_lib.ilp64 = ilp64;
+    Py_RETURN_TRUE;
+}
+
+/* A stored operand: exactly rows x cols items, C-contiguous. */
+static int check_operand(Py_buffer *b, const char *what, long long rows, long long cols, Py_ssize_t item) {
+    long long count;
+    if (mul64(rows, cols, &count, what) < 0)
+        return -1;
+    return check_size(b, what, count, item);
+}
+
+/* gemm(a, b, c, dbl, ta, tb, m, n, k, parts): c (m x n, C-contiguous) = op(a) @ op(b), where a is
+ * stored m x k (k x m when ta) and b k x n (n x k when tb), both C-contiguous; on up to ``parts``
+ * pool threads. */
+static PyObject *py_gemm(PyObject *self, PyObject *args) {
+    Py_buffer a, b, c;
+    int dbl, ta, tb, parts;
+    long long m, n, k;
+    if (!PyArg_ParseTuple(args, "y*y*w*pppLLLi:gemm", &a, &b, &c, &dbl, &ta, &tb, &m, &n, &k, &parts))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t item = dbl ? sizeof(double) : sizeof(float);
+    if (!(dbl ? gemm_lib.d : gemm_lib.s)) {
+        PyErr_SetString(PyExc_RuntimeError, "_ckernels.gemm: no BLAS library is bound; call load_gemm first");
+    } else if (m < 0 || n < 0 || k < 0 ||
+               (!gemm_lib.ilp64 && (m > INT_MAX || n > INT_MAX || k > INT_MAX))) {
+        PyErr_Format(PyExc_ValueError, "_ckernels.gemm: sizes %lld x %lld x %lld are negative or too large for the "
+                     "bound library's 32-bit sizes", m, n, k);
+    } else if (check_operand(&a, "a", ta ? k : m, ta ? m : k, item) == 0 &&
+               check_operand(&b, "b", tb ? n : k, tb ? k : n, item) == 0 &&
+               check_operand(&c, "c", m, n, item) == 0) {
+        if (overlap(&c, &a) || overlap(&c, &b)) {
+            PyErr_SetString(PyExc_ValueError, "_ckernels.gemm: the result shares memory with an operand; pass a "
+                            "fresh result array");
+        } else {
+            gemm_t g = {(const char *)a.buf, (const char *)b.buf, (char *)c.buf, m, n, k,
+                        ta ? (m ? m : 1) : (k ? k : 1), tb ? (k ? k : 1) : (n ? n : 1), ta, tb, dbl, n < m};
+            const long long side = g.by_rows ? m : n;
+            const long long blocks = (side + GEMM_ALIGN - 1) / GEMM_ALIGN;
+            if (m && n && k) {
+                Py_BEGIN_ALLOW_THREADS
+                if (parts <= 1 || blocks < 2)
+                    gemm_range(&g, 0, blocks, 0);
+                else
+                    parallel_for(gemm_range, &g, blocks, (blocks + parts - 1) / parts);
+                Py_END_ALLOW_THREADS
+            } else if (m && n) { /* an empty inner dim: zeros */
+                memset(c.buf, 0, (size_t)c.len);
+            }
+            result = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&c);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"im2col", py_im2col, METH_VARARGS, "im2col(x, cols, dbl, geometry): fill the 2-d column matrix."},
     {"col2im", py_col2im, METH_VARARGS, "col2im(cols, dx, dbl, geometry): accumulate columns into dx."},
@@ -1463,6 +1617,10 @@ static PyMethodDef methods[] = {
     {"copy", py_copy, METH_VARARGS, "copy(src, dst): dst[:] = src[:] for two disjoint buffers of one length."},
     {"copy_strided", py_copy_strided, METH_VARARGS,
      "copy_strided(src, dst): a strided src into a disjoint C-contiguous dst of its items."},
+    {"load_gemm", py_load_gemm, METH_VARARGS,
+     "load_gemm(path, sgemm_name, dgemm_name, ilp64) -> bool: bind a library's cblas_sgemm/cblas_dgemm."},
+    {"gemm", py_gemm, METH_VARARGS,
+     "gemm(a, b, c, dbl, ta, tb, m, n, k, parts): c = op(a) @ op(b) through the bound library on the pool."},
     {NULL, NULL, 0, NULL},
 };
 

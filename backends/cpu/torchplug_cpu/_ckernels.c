@@ -17,9 +17,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <sched.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* Defence in depth: every entry point checks its own arguments, whatever its Python callers
  * checked.  Buffers must hold exactly the items the geometry describes (from the buffer
@@ -812,13 +814,16 @@ static struct {
     pthread_cond_t work, done;
     int started;          /* workers running */
     int threads;          /* the count set_num_threads gave */
-    unsigned long gen;    /* bumped once per loop handed to the workers */
+    unsigned long gen;    /* bumped once per loop handed to the workers (read without ``mu`` while spinning) */
     range_fn fn;
     void *ctx;
     long long n;
-    int parts, pending;
+    int parts;
+    unsigned long pending; /* ranges still running (read without ``mu`` while the caller spins) */
+    int sleeping;         /* workers waiting on ``work`` */
+    int waiting;          /* the caller waits on ``done`` */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          0, 1, 0, NULL, NULL, 0, 0, 0};
+          0, 1, 0, NULL, NULL, 0, 0, 0, 0, 0};
 
 /* [begin, end) of range ``part`` of ``parts`` over ``n`` items: no product that could overflow. */
 static void range_of(long long n, int parts, int part, long long *begin, long long *end) {
@@ -827,16 +832,56 @@ static void range_of(long long n, int parts, int part, long long *begin, long lo
     *end = *begin + q + (part < r ? 1 : 0);
 }
 
+/* Spin-waits before sleeping: a worker that finished a loop, and a caller waiting for its workers,
+ * poll for up to SPIN_NS before taking the condition variable.  Back-to-back loops (a product after a
+ * product) then hand over in about a microsecond instead of a futex wake-up (10-12 us measured on a
+ * 2-vCPU VM), while an idle pool still sleeps within SPIN_NS of its last loop. */
+#define SPIN_NS 50000LL
+
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Polls ``*word`` until it differs from ``value`` (``differ``) or equals it (!``differ``), or SPIN_NS pass. */
+static void spin_on(const unsigned long *word, unsigned long value, int differ) {
+    const long long until = now_ns() + SPIN_NS;
+    for (int i = 0;; i++) {
+        if ((__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) == differ)
+            return;
+        if (i < 256) {
+            cpu_relax();
+            continue;
+        }
+        sched_yield(); /* a thread of this process (or another's) waiting for this core runs first */
+        if (now_ns() > until)
+            return;
+    }
+}
+
 static void *pool_worker(void *arg) {
     const int id = (int)(intptr_t)arg;
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool.mu);
     for (;;) {
-        while (pool.gen == seen)
+        spin_on(&pool.gen, seen, 1); /* until a new loop */
+        pthread_mutex_lock(&pool.mu);
+        while (pool.gen == seen) {
+            pool.sleeping++;
             pthread_cond_wait(&pool.work, &pool.mu);
+            pool.sleeping--;
+        }
         seen = pool.gen;
-        if (id >= pool.parts)
+        if (id >= pool.parts) {
+            pthread_mutex_unlock(&pool.mu);
             continue;
+        }
         const range_fn fn = pool.fn;
         void *const ctx = pool.ctx;
         long long begin, end;
@@ -844,8 +889,9 @@ static void *pool_worker(void *arg) {
         pthread_mutex_unlock(&pool.mu);
         fn(ctx, begin, end, id);
         pthread_mutex_lock(&pool.mu);
-        if (--pool.pending == 0)
+        if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0 && pool.waiting)
             pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.mu);
     }
     return NULL;
 }
@@ -858,6 +904,8 @@ static void pool_after_fork_child(void) {
     pthread_cond_init(&pool.done, NULL);
     pool.started = 0;
     pool.pending = 0;
+    pool.sleeping = 0;
+    pool.waiting = 0;
 }
 
 /* Runs fn over [0, n) in ranges of at least ``grain`` items on up to ``threads`` threads; call without
@@ -890,18 +938,23 @@ static int parallel_for(range_fn fn, void *ctx, long long n, long long grain) {
     pool.ctx = ctx;
     pool.n = n;
     pool.parts = parts;
-    pool.pending = parts - 1;
-    pool.gen++;
-    if (parts > 1)
+    pool.pending = (unsigned long)(parts - 1);
+    __atomic_add_fetch(&pool.gen, 1, __ATOMIC_RELEASE);
+    if (parts > 1 && pool.sleeping)
         pthread_cond_broadcast(&pool.work);
     pthread_mutex_unlock(&pool.mu);
     long long begin, end;
     range_of(n, parts, 0, &begin, &end);
     fn(ctx, begin, end, 0);
-    pthread_mutex_lock(&pool.mu);
-    while (pool.pending > 0)
-        pthread_cond_wait(&pool.done, &pool.mu);
-    pthread_mutex_unlock(&pool.mu);
+    spin_on(&pool.pending, 0, 0); /* until the workers are done: they usually finish about when this thread does */
+    if (__atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) != 0) {
+        pthread_mutex_lock(&pool.mu);
+        pool.waiting = 1;
+        while (pool.pending > 0)
+            pthread_cond_wait(&pool.done, &pool.mu);
+        pool.waiting = 0;
+        pthread_mutex_unlock(&pool.mu);
+    }
     pthread_mutex_unlock(&pool.busy);
     return parts;
 }

@@ -93,6 +93,8 @@ def bind(name: str | None = None) -> str:
     ``TORCHPLUG_CPU_GEMM`` does not say 'openblas', else NumPy's OpenBLAS.  Returns the library bound
     ('' when none could be: the C extension is not built, or no library was found)."""
     global _K, _library, _tried
+    from torchplug_cpu import _parallel  # noqa: F401 - importing it gives the pool its thread count
+
     _tried = True
     K = _native.ckernels
     if K is None or not hasattr(K, "gemm"):

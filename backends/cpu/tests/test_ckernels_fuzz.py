@@ -514,8 +514,29 @@ def _raw_gemm(rng: random.Random) -> str:
     return "raw-gemm:ok"
 
 
+def _raw_axpy(rng: random.Random) -> str:
+    n = rng.randint(0, 40)
+    dbl = rng.random() < 0.5
+    dtype = np.float64 if dbl else np.float32
+    x = _buffer(rng, n, dtype)
+    shared = np.zeros(2 * n + 1, dtype)
+    y = rng.choice([_buffer(rng, n, dtype), _buffer(rng, n, dtype), x, shared[1:n + 1]])
+    if y is shared[1:n + 1]:
+        x = shared[: n]  # partly overlapping
+    alpha = rng.choice([0.5, -0.1, 0.0, 3.0, float("inf")])
+    before = y.copy()
+    try:
+        K.axpy(x, y, alpha, dbl)
+    except RAW_ERRORS:
+        return "raw-axpy:error"
+    with np.errstate(all="ignore"):
+        want = before + dtype(alpha) * (before if x is y else x)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    return "raw-axpy:ok"
+
+
 RAW = [_raw_columns, _raw_max_pool, _raw_max_pool_backward, _raw_threshold_backward, _raw_softmax, _raw_nll,
-       _raw_fastpath, _raw_reduce_dim, _raw_relu, _raw_gemm]
+       _raw_fastpath, _raw_reduce_dim, _raw_relu, _raw_gemm, _raw_axpy]
 OPS = [_op_pool, _op_conv, _op_unfold, _op_softmax, _op_nll, _op_relu_backward]
 
 

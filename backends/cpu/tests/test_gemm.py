@@ -225,23 +225,29 @@ def test_pooled_products_take_the_part_count_measured_faster(monkeypatch, thread
     used = []
     monkeypatch.setattr(P, "_gemm_pool", lambda a, b, p: (used.append(p), a.dot(b))[1])
     clock = [0.0]
-    slow = [2]  # the part count that "takes" 10 s per product (the other 1 s)
+    cost = {2: 5.0, 1: 0.5}  # half the seconds a product "takes" on each part count
 
     def fake_perf():
-        clock[0] += 5.0 if used and used[-1] == slow[0] else 0.5
+        clock[0] += cost[used[-1]] if used else 0.0
         return clock[0]
 
     monkeypatch.setattr(P, "_perf", fake_perf)
     a, b = _data((96, 256), np.float32), _data((256, 128), np.float32, 1)  # 3.1M multiply-adds
-    for _ in range(2 * P.PROBE_EVERY):
+    n = P.PROBE_EVERY + 2 * P.PROBE_EVERY + 4 * P.PROBE_EVERY + 2
+    for _ in range(n):
         np.testing.assert_allclose(P.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
     assert used[:3] == [2, 1, 1]  # each count measured once, then the faster
-    assert used.count(2) == 3  # ... and the slower re-measured every PROBE_EVERY products
-    slow[0] = 1  # the host got quiet: two threads win
+    # the slower count re-measured after PROBE_EVERY products, then twice and four times as long
+    probes = [i for i, p in enumerate(used) if p == 2][1:]
+    assert [probes[i + 1] - probes[i] for i in range(len(probes) - 1)] == [2 * P.PROBE_EVERY, 4 * P.PROBE_EVERY]
+    cost.update({1: 2.0, 2: 0.5})  # the host got quiet: two threads win
     del used[:]
-    for _ in range(P.PROBE_EVERY + 3):
+    for _ in range(8 * P.PROBE_EVERY + 2 * P.PROBE_EVERY):
         P.matmul(a, b)
-    assert used[-3:] == [2, 2, 2]
+    switch = used.index(2)  # the next probe saw two threads win: they stay
+    assert switch <= 8 * P.PROBE_EVERY and used[-3:] == [2, 2, 2]
+    # after a change the probes come every PROBE_EVERY products again
+    assert used[switch + 1:switch + P.PROBE_EVERY] == [2] * (P.PROBE_EVERY - 1) and used[switch + P.PROBE_EVERY] == 1
     torchplug.use_deterministic_algorithms(True)
     try:
         del used[:]

@@ -38,10 +38,11 @@ import numpy as np
 from torchplug._base.flags import are_deterministic_algorithms_enabled
 
 __all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path",
-           "numpy_openblas", "SMALL_WORK", "PROBE_EVERY"]
+           "numpy_openblas", "SMALL_WORK", "PROBE_EVERY", "PROBE_MAX"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
 PROBE_EVERY = 16  # products of a size class between re-measurements of the count not chosen
+PROBE_MAX = 512  # ... growing up to this while the measurements keep confirming the choice (pooled products)
 _perf = time.perf_counter
 _rates: dict[int, list[float]] = {}  # size class -> [seconds per multiply-add on 1 thread, on the user's count]
 _seen: dict[int, int] = {}  # size class -> products run
@@ -145,25 +146,33 @@ def _pooled(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray | None:
     if _threads < 2 or are_deterministic_algorithms_enabled():
         return _gemm_pool(a, b, _threads)
     key = -work.bit_length()  # (negative: apart from the OpenBLAS-thread classes of ``_measured``)
-    rates = _rates.get(key)
-    if rates is None:
-        rates = _rates[key] = [0.0, 0.0]
-    seen = _seen[key] = _seen.get(key, 0) + 1
+    state = _rates.get(key)
+    if state is None:  # [s per multiply-add on 1 thread, on the user's count, products to the next probe, interval]
+        state = _rates[key] = [0.0, 0.0, 0, PROBE_EVERY]
     probe = True
-    if not rates[1]:
+    if not state[1]:
         pick = 1  # the user's count first: what an idle host runs fastest
-    elif not rates[0]:
+    elif not state[0]:
         pick = 0
     else:
-        pick = 0 if rates[0] < rates[1] else 1
-        probe = seen % PROBE_EVERY == 0
+        pick = 0 if state[0] < state[1] else 1
+        state[2] -= 1
+        probe = state[2] <= 0
         if probe:
             pick = 1 - pick  # re-measure the other count: the host's load moves
     start = _perf()
     out = _gemm_pool(a, b, _threads if pick else 1)
     rate = (_perf() - start) / work
-    # a probe replaces its count's old figure; the count in use keeps a running mean (timing noise)
-    rates[pick] = rate if probe else 0.75 * rates[pick] + 0.25 * rate
+    if probe:
+        before = state[0] < state[1] if state[0] and state[1] else None
+        state[pick] = rate  # a probe replaces its count's old figure
+        # probes that confirm the choice come half as often each time (a probe runs one product on the
+        # slower count: 1 in 16 cost an idle host about 6% on back-to-back 256x256 products); one that
+        # changes it brings them back to every PROBE_EVERY products
+        state[3] = min(state[3] * 2, PROBE_MAX) if before == (state[0] < state[1]) else PROBE_EVERY
+        state[2] = state[3]
+    else:  # the count in use keeps a running mean (timing noise)
+        state[pick] = 0.75 * state[pick] + 0.25 * rate
     return out
 
 

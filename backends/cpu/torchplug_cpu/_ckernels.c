@@ -1688,7 +1688,7 @@ static PyObject *py_gemm(PyObject *self, PyObject *args) {
                 if (parts <= 1 || blocks < 2)
                     gemm_range(&g, 0, blocks, 0);
                 else
-                    parallel_for(gemm_range, &g, blocks, (blocks + parts - 1) / parts);
+                    parallel_for(gemm_range, &g, blocks, blocks / parts); /* (floor: n / grain >= parts) */
                 Py_END_ALLOW_THREADS
             } else if (m && n) { /* an empty inner dim: zeros */
                 memset(c.buf, 0, (size_t)c.len);

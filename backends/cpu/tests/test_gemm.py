@@ -233,21 +233,31 @@ def test_pooled_products_take_the_part_count_measured_faster(monkeypatch, thread
 
     monkeypatch.setattr(P, "_perf", fake_perf)
     a, b = _data((96, 256), np.float32), _data((256, 128), np.float32, 1)  # 3.1M multiply-adds
-    n = P.PROBE_EVERY + 2 * P.PROBE_EVERY + 4 * P.PROBE_EVERY + 2
-    for _ in range(n):
+    monkeypatch.setattr(P, "_last_parts", 0)  # the pool's workers asleep
+    for _ in range(8 * P.PROBE_EVERY):
         np.testing.assert_allclose(P.matmul(a, b), a @ b, rtol=1e-4, atol=1e-4)
-    assert used[:3] == [2, 1, 1]  # each count measured once, then the faster
+    # two products on the user's count (the first only wakes the workers), one on one thread, then the faster
+    assert used[:5] == [2, 2, 1, 1, 1]
+    probes = [i for i in range(1, len(used)) if used[i] == 2 and used[i - 1] == 1]
+    assert all(used[i + 1] == 2 for i in probes)  # again two products: the second is measured
     # the slower count re-measured after PROBE_EVERY products, then twice and four times as long
-    probes = [i for i, p in enumerate(used) if p == 2][1:]
-    assert [probes[i + 1] - probes[i] for i in range(len(probes) - 1)] == [2 * P.PROBE_EVERY, 4 * P.PROBE_EVERY]
+    assert probes[0] == 2 + P.PROBE_EVERY
+    assert [probes[i + 1] - probes[i] for i in range(len(probes) - 1)] == [2 * P.PROBE_EVERY + 1, 4 * P.PROBE_EVERY + 1]
     cost.update({1: 2.0, 2: 0.5})  # the host got quiet: two threads win
     del used[:]
     for _ in range(8 * P.PROBE_EVERY + 2 * P.PROBE_EVERY):
         P.matmul(a, b)
-    switch = used.index(2)  # the next probe saw two threads win: they stay
-    assert switch <= 8 * P.PROBE_EVERY and used[-3:] == [2, 2, 2]
+    switch = used.index(2) + 1  # the measured probe saw two threads win: they stay
+    assert used[-3:] == [2, 2, 2]
     # after a change the probes come every PROBE_EVERY products again
     assert used[switch + 1:switch + P.PROBE_EVERY] == [2] * (P.PROBE_EVERY - 1) and used[switch + P.PROBE_EVERY] == 1
+    del used[:]
+    cost.update({2: 400.0})  # one product stalled (a preemption): the choice stays
+    P.matmul(a, b)
+    cost.update({2: 0.5})
+    for _ in range(3):
+        P.matmul(a, b)
+    assert used == [2, 2, 2, 2]
     torchplug.use_deterministic_algorithms(True)
     try:
         del used[:]

@@ -56,6 +56,7 @@ _current = 1  # the count last set on the library
 _POOL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _gemm_pool: Any = None  # _gemm.gemm where the C extension is built (a library is bound on first use)
 _gemm_library: Any = None  # _gemm.library: which one (binds it on the first call)
+_last_parts = 0  # the part count of the last pooled product
 
 
 def _find_setter() -> tuple[Any, int, str, Any]:
@@ -160,10 +161,18 @@ def _pooled(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray | None:
         probe = state[2] <= 0
         if probe:
             pick = 1 - pick  # re-measure the other count: the host's load moves
+    global _last_parts
+    parts = _threads if pick else 1
+    warm = parts == 1 or _last_parts == parts
+    _last_parts = parts
     start = _perf()
-    out = _gemm_pool(a, b, _threads if pick else 1)
+    out = _gemm_pool(a, b, parts)
     rate = (_perf() - start) / work
     if probe:
+        if not warm:
+            # the pool's workers were asleep (on a VM waking an idle vCPU took longer than a 256x256
+            # product): this product only wakes them, and the next one, still a probe, is measured
+            return out
         before = state[0] < state[1] if state[0] and state[1] else None
         state[pick] = rate  # a probe replaces its count's old figure
         # probes that confirm the choice come half as often each time (a probe runs one product on the
@@ -171,8 +180,11 @@ def _pooled(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray | None:
         # changes it brings them back to every PROBE_EVERY products
         state[3] = min(state[3] * 2, PROBE_MAX) if before == (state[0] < state[1]) else PROBE_EVERY
         state[2] = state[3]
-    else:  # the count in use keeps a running mean (timing noise)
-        state[pick] = 0.75 * state[pick] + 0.25 * rate
+    else:
+        # the count in use keeps a running mean, each sample capped at twice it: one product stalled by a
+        # preemption (milliseconds) no longer flips the choice, while a lasting slowdown (the host got
+        # busy) still raises the figure by up to 1.25x per product
+        state[pick] = 0.75 * state[pick] + 0.25 * min(rate, 2.0 * state[pick])
     return out
 
 

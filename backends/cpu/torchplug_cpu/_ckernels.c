@@ -833,10 +833,14 @@ static void range_of(long long n, int parts, int part, long long *begin, long lo
 }
 
 /* Spin-waits before sleeping: a worker that finished a loop, and a caller waiting for its workers,
- * poll for up to SPIN_NS before taking the condition variable.  Back-to-back loops (a product after a
- * product) then hand over in about a microsecond instead of a futex wake-up (10-12 us measured on a
- * 2-vCPU VM), while an idle pool still sleeps within SPIN_NS of its last loop. */
-#define SPIN_NS 50000LL
+ * poll for up to SPIN_NS before taking the condition variable, yielding the core to any other runnable
+ * thread as they poll.  Loops that follow within SPIN_NS (a product after a product, or the next product
+ * of a training step a few hundred microseconds later) then hand over in about a microsecond instead of
+ * waking a sleeping thread: a futex wake-up measured 10-12 us on a 2-vCPU VM, and waking the idle
+ * second vCPU made a two-thread 256x256 product slower than one thread.  With 50 us the MLP step of
+ * peers.py measured 0.79x PyTorch's steps/s and with 300 us 1.19x (one run each, SCHED_FIFO); an idle
+ * pool still sleeps within SPIN_NS of its last loop. */
+#define SPIN_NS 300000LL
 
 static long long now_ns(void) {
     struct timespec ts;

@@ -24,6 +24,12 @@ does not), so a mid-size product's last bits can depend on the host's load; with
 The switch is OpenBLAS's own ``openblas_set_num_threads`` on NumPy's copy of the library, found
 through threadpoolctl; with another BLAS (MKL, Accelerate) or no threadpoolctl it is a plain
 ``np.matmul``.
+
+Two float32/float64 matrices of ``SMALL_WORK`` multiply-adds or more go to the C extension's pool
+instead (``_gemm``: one single-threaded GEMM per block of the result, MKL's or NumPy's OpenBLAS kept at
+one thread); there the measured count is the number of blocks (``_pooled``), a probe after the pool's
+workers slept runs two products and measures the second, and probes come less often while they
+confirm the choice.
 """
 
 from __future__ import annotations

@@ -482,8 +482,61 @@ def _op_relu_backward(rng: random.Random):
     return "op-relu_backward", lambda: (torchplug.ops.aten.threshold_backward(g, x, threshold),)
 
 
+def _raw_gemm(rng: random.Random) -> str:
+    from torchplug_cpu import _gemm
+
+    if not _gemm.library():
+        return "raw-gemm:error"  # no library bound: nothing reaches the kernel
+    dims = [rng.randint(0, 9), rng.randint(0, 9), rng.randint(0, 9)]  # m, k, n
+    valid = list(dims)
+    if rng.random() < 0.1:
+        dims[rng.randrange(3)] = rng.choice(HOSTILE)
+    dbl, ta, tb = rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5
+    dtype = np.float64 if dbl else np.float32
+    m, k, n = valid
+    a = _buffer(rng, m * k, dtype)
+    b = _buffer(rng, k * n, dtype)
+    if rng.random() < 0.05:
+        dtype = np.float32 if dbl else np.float64  # buffers of the other item size
+    shared = np.zeros(m * k + m * n + 1, dtype)
+    c = rng.choice([np.zeros(m * n, dtype), np.zeros(m * n, dtype), shared[m * k // 2:][:m * n]])
+    if c.base is shared and rng.random() < 0.5:
+        a = shared[: m * k]
+    parts = rng.choice([1, 2, 3, 0, -1, 64])
+    try:
+        K.gemm(a, b, c, dbl, ta, tb, dims[0], dims[2], dims[1], parts)  # (m, n, k)
+    except RAW_ERRORS:
+        return "raw-gemm:error"
+    am = a.reshape((k, m) if ta else (m, k)).astype(np.float64)
+    bm = b.reshape((n, k) if tb else (k, n)).astype(np.float64)
+    ref = (am.T if ta else am) @ (bm.T if tb else bm)
+    np.testing.assert_allclose(c.reshape(m, n), ref, rtol=1e-4, atol=1e-4)
+    return "raw-gemm:ok"
+
+
+def _raw_axpy(rng: random.Random) -> str:
+    n = rng.randint(0, 40)
+    dbl = rng.random() < 0.5
+    dtype = np.float64 if dbl else np.float32
+    x = _buffer(rng, n, dtype)
+    shared = np.zeros(2 * n + 1, dtype)
+    y = rng.choice([_buffer(rng, n, dtype), _buffer(rng, n, dtype), x, shared[1:n + 1]])
+    if y is shared[1:n + 1]:
+        x = shared[: n]  # partly overlapping
+    alpha = rng.choice([0.5, -0.1, 0.0, 3.0, float("inf")])
+    before = y.copy()
+    try:
+        K.axpy(x, y, alpha, dbl)
+    except RAW_ERRORS:
+        return "raw-axpy:error"
+    with np.errstate(all="ignore"):
+        want = before + dtype(alpha) * (before if x is y else x)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    return "raw-axpy:ok"
+
+
 RAW = [_raw_columns, _raw_max_pool, _raw_max_pool_backward, _raw_threshold_backward, _raw_softmax, _raw_nll,
-       _raw_fastpath, _raw_reduce_dim, _raw_relu]
+       _raw_fastpath, _raw_reduce_dim, _raw_relu, _raw_gemm, _raw_axpy]
 OPS = [_op_pool, _op_conv, _op_unfold, _op_softmax, _op_nll, _op_relu_backward]
 
 

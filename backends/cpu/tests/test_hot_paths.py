@@ -117,6 +117,7 @@ def test_axpy_runs_on_numpys_blas_or_only_a_single_threaded_scipy_blas(monkeypat
     from torchplug_cpu.kernels import pointwise
 
     before = torchplug.get_num_threads()
+    monkeypatch.setattr(pointwise, "_CK", None)  # as without the C kernels' axpy (test_axpy_in_c_... below)
     try:
         torchplug.set_num_threads(2)
         t = torchplug.ones(8)
@@ -135,6 +136,37 @@ def test_axpy_runs_on_numpys_blas_or_only_a_single_threaded_scipy_blas(monkeypat
     finally:
         threadpool_limits(limits=before, user_api="blas")
         pointwise.reset_axpy()
+
+
+@pytest.mark.parametrize("n", [7, 256 * 784 + 5])  # one range; above the pool's threshold (two ranges)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axpy_in_c_matches_torch_at_one_and_two_threads(n, dtype):
+    torch = pytest.importorskip("torch")
+    from torchplug_cpu.kernels import pointwise
+
+    if pointwise._CK is None:
+        pytest.skip("torchplug_cpu._ckernels was not built (or TORCHPLUG_PURE_PYTHON is set)")
+    before = torchplug.get_num_threads()
+    x, y = _rand(n, dtype=dtype), _rand(n, dtype=dtype, seed=1)
+    try:
+        for count in (1, 2):
+            torchplug.set_num_threads(count)
+            for alpha in (-0.1, 3):
+                ours = torchplug.from_numpy(y.copy())
+                assert ours.add_(torchplug.from_numpy(x), alpha=alpha) is ours
+                want = torch.from_numpy(y.copy()).add_(torch.from_numpy(x), alpha=alpha).numpy()
+                np.testing.assert_allclose(ours.numpy(), want, rtol=1e-6 if dtype is np.float32 else 1e-14, atol=1e-7)
+        same = torchplug.from_numpy(y.copy())
+        same.add_(same, alpha=0.5)  # out is the input: in place, element by element
+        np.testing.assert_allclose(same.numpy(), y * dtype(1.5), rtol=1e-6)
+        shared = torchplug.from_numpy(np.arange(12, dtype=dtype))
+        shared[1:].add_(shared[:-1].clone(), alpha=2.0)  # a clone: disjoint
+        np.testing.assert_array_equal(shared.numpy()[1:], np.arange(1, 12, dtype=dtype) + 2 * np.arange(11, dtype=dtype))
+        partly = torchplug.from_numpy(np.arange(12, dtype=dtype))
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):  # as PyTorch: refused first
+            partly[1:].add_(partly[:-1], alpha=2.0)
+    finally:
+        torchplug.set_num_threads(before)
 
 
 def _conv_weight_grad(x, w, g, stride=1, padding=1):
@@ -177,7 +209,8 @@ def test_conv_columns_are_not_kept_for_inference_or_other_inputs():
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)
 
 
-def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
+def test_small_products_run_on_one_blas_thread_large_batched_ones_on_the_users_count():
+    # (large 2-d float products go to the C pool instead: test_gemm.py)
     from torchplug_cpu import _blas_policy as P
 
     if P._setter is None:
@@ -189,7 +222,7 @@ def test_small_products_run_on_one_blas_thread_large_ones_on_the_users_count():
         torchplug.set_num_threads(2)
         P._setter = lambda n: (calls.append(n), real(n))
         small = torchplug.randn(8, 8)
-        large = torchplug.randn(512, 512)
+        large = torchplug.randn(2, 512, 512)
         small @ small
         small @ small  # already at one thread: no second switch
         assert calls == [1]
@@ -238,7 +271,8 @@ def test_mid_size_products_take_the_thread_count_measured_faster(monkeypatch):
             return clock[0]
 
         monkeypatch.setattr(P, "_perf", fake_perf)
-        a = np.random.default_rng(0).standard_normal((96, 256)).astype(np.float32)
+        # a batched product (2-d float ones take the C pool: test_gemm.py)
+        a = np.random.default_rng(0).standard_normal((2, 48, 256)).astype(np.float32)
         b = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)  # 3.1M multiply-adds
         picks = []
         for _ in range(2 * P.PROBE_EVERY):

@@ -24,6 +24,12 @@ does not), so a mid-size product's last bits can depend on the host's load; with
 The switch is OpenBLAS's own ``openblas_set_num_threads`` on NumPy's copy of the library, found
 through threadpoolctl; with another BLAS (MKL, Accelerate) or no threadpoolctl it is a plain
 ``np.matmul``.
+
+Two float32/float64 matrices of ``SMALL_WORK`` multiply-adds or more go to the C extension's pool
+instead (``_gemm``: one single-threaded GEMM per block of the result, MKL's or NumPy's OpenBLAS kept at
+one thread); there the measured count is the number of blocks (``_pooled``), a probe after the pool's
+workers slept runs two products and measures the second, and probes come less often while they
+confirm the choice.
 """
 
 from __future__ import annotations
@@ -37,11 +43,12 @@ import numpy as np
 
 from torchplug._base.flags import are_deterministic_algorithms_enabled
 
-__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path", "SMALL_WORK",
-           "PROBE_EVERY"]
+__all__ = ["matmul", "small_dot", "axpy_kernels", "set_user_threads", "user_threads", "numpy_blas_path",
+           "numpy_openblas", "SMALL_WORK", "PROBE_EVERY", "PROBE_MAX"]
 
 SMALL_WORK = 1 << 21  # multiply-adds: below this one thread is as fast (and leaves the other core free)
 PROBE_EVERY = 16  # products of a size class between re-measurements of the count not chosen
+PROBE_MAX = 512  # ... growing up to this while the measurements keep confirming the choice (pooled products)
 _perf = time.perf_counter
 _rates: dict[int, list[float]] = {}  # size class -> [seconds per multiply-add on 1 thread, on the user's count]
 _seen: dict[int, int] = {}  # size class -> products run
@@ -52,6 +59,10 @@ _threads = 1  # the user's thread count (what large products use)
 _path = ""  # the file of NumPy's OpenBLAS the policy controls
 _lib: Any = None  # its threadpoolctl controller (for the cblas symbols)
 _current = 1  # the count last set on the library
+_POOL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_gemm_pool: Any = None  # _gemm.gemm where the C extension is built (a library is bound on first use)
+_gemm_library: Any = None  # _gemm.library: which one (binds it on the first call)
+_last_parts = 0  # the part count of the last pooled product
 
 
 def _find_setter() -> tuple[Any, int, str, Any]:
@@ -98,6 +109,9 @@ def user_threads() -> int:
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.matmul(a, b)``, on one BLAS thread when the product is small (see the module docstring).
 
+    Two float matrices of ``SMALL_WORK`` multiply-adds or more go to the C pool (``_gemm``: one
+    single-threaded GEMM per block of the result) when the C extension and a library are there.
+
     The library's count is changed only when the wanted one differs from the last one set, so a
     run of small products (a training loop) switches once, not twice per call: waking the pool
     back up after every product cost more than it saved.
@@ -108,6 +122,13 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ufunc, which is most of an 8x8 product's time.
     """
     global _current
+    if a.ndim == 2 and b.ndim == 2:
+        work = a.size * b.shape[-1]
+        if work >= SMALL_WORK and _gemm_pool is not None and a.dtype is b.dtype and a.dtype in _POOL_DTYPES \
+                and (a.flags.c_contiguous or a.flags.f_contiguous) and (b.flags.c_contiguous or b.flags.f_contiguous):
+            out = _pooled(a, b, work)
+            if out is not None:
+                return out
     if _threads > 1 and _setter is not None:
         work = a.size * b.shape[-1] if a.ndim >= 2 and b.ndim >= 2 else 0
         if work >= SMALL_WORK and not are_deterministic_algorithms_enabled():
@@ -117,6 +138,60 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             _setter(want)
             _current = want
     return _product(a, b)
+
+
+def _pooled(a: np.ndarray, b: np.ndarray, work: int) -> np.ndarray | None:
+    """A large 2-d float product on the C pool, on the part count measured faster (as ``_measured``);
+    None when no library could be bound (then never again: NumPy's matmul serves)."""
+    global _gemm_pool
+    library = _gemm_library()
+    if not library:
+        _gemm_pool = None
+        return None
+    if library == "openblas" and _current != 1:
+        _one_thread()  # OpenBLAS's own pool stays asleep: the C pool's threads call it single-threaded
+    if _threads < 2 or are_deterministic_algorithms_enabled():
+        return _gemm_pool(a, b, _threads)
+    key = -work.bit_length()  # (negative: apart from the OpenBLAS-thread classes of ``_measured``)
+    state = _rates.get(key)
+    if state is None:  # [s per multiply-add on 1 thread, on the user's count, products to the next probe, interval]
+        state = _rates[key] = [0.0, 0.0, 0, PROBE_EVERY]
+    probe = True
+    if not state[1]:
+        pick = 1  # the user's count first: what an idle host runs fastest
+    elif not state[0]:
+        pick = 0
+    else:
+        pick = 0 if state[0] < state[1] else 1
+        state[2] -= 1
+        probe = state[2] <= 0
+        if probe:
+            pick = 1 - pick  # re-measure the other count: the host's load moves
+    global _last_parts
+    parts = _threads if pick else 1
+    warm = parts == 1 or _last_parts == parts
+    _last_parts = parts
+    start = _perf()
+    out = _gemm_pool(a, b, parts)
+    rate = (_perf() - start) / work
+    if probe:
+        if not warm:
+            # the pool's workers were asleep (on a VM waking an idle vCPU took longer than a 256x256
+            # product): this product only wakes them, and the next one, still a probe, is measured
+            return out
+        before = state[0] < state[1] if state[0] and state[1] else None
+        state[pick] = rate  # a probe replaces its count's old figure
+        # probes that confirm the choice come half as often each time (a probe runs one product on the
+        # slower count: 1 in 16 cost an idle host about 6% on back-to-back 256x256 products); one that
+        # changes it brings them back to every PROBE_EVERY products
+        state[3] = min(state[3] * 2, PROBE_MAX) if before == (state[0] < state[1]) else PROBE_EVERY
+        state[2] = state[3]
+    else:
+        # the count in use keeps a running mean, each sample capped at twice it: one product stalled by a
+        # preemption (milliseconds) no longer flips the choice, while a lasting slowdown (the host got
+        # busy) still raises the figure by up to 1.25x per product
+        state[pick] = 0.75 * state[pick] + 0.25 * min(rate, 2.0 * state[pick])
+    return out
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -200,10 +275,19 @@ def axpy_kernels() -> dict[np.dtype, Any]:
     return found
 
 
+def numpy_openblas() -> Any:
+    """The threadpoolctl controller of NumPy's OpenBLAS, or None (another BLAS, or no threadpoolctl)."""
+    return _lib if _setter is not None else None
+
+
 def _init() -> None:
-    global _setter, _threads, _current, _path, _lib
+    global _setter, _threads, _current, _path, _lib, _gemm_pool, _gemm_library
     _setter, _threads, _path, _lib = _find_setter()
     _current = _threads
+    from torchplug_cpu import _gemm
+
+    if _gemm.available():
+        _gemm_pool, _gemm_library = _gemm.gemm, _gemm.library
 
 
 _init()

@@ -946,12 +946,22 @@ _AXPY: dict[np.dtype, Any] | None = None
 
 
 def _axpy(self: Tensor, other: Tensor, alpha: Any) -> Tensor | None:
-    """``self += alpha * other`` with one BLAS call when both are contiguous and of one float
-    dtype (optimizer updates): no temporary for ``alpha * other``.  None: use the generic path."""
+    """``self += alpha * other`` in one pass when both are contiguous and of one float dtype (optimizer
+    updates): no temporary for ``alpha * other``.  The C kernel's ``axpy`` where it is built, else one
+    BLAS call.  None: use the generic path."""
     global _AXPY
     sd, od = self._data, other._data
     if not (sd.flags.c_contiguous and od.flags.c_contiguous and sd.shape == od.shape and sd.flags.writeable):
         return None
+    dt = sd.dtype
+    if _CK is not None and dt in _C_FLOATS and od.dtype is dt:
+        # one C pass (threaded when large; fused multiply-add where the CPU has FMA, as PyTorch's kernel):
+        # no ctypes set-up, which was most of a small parameter's update
+        try:
+            _CK.axpy(od, sd, alpha, dt is _C_FLOATS[1])
+        except ValueError:  # other partly overlaps self: the generic path buffers it
+            return None
+        return self
     if _AXPY is None:
         _AXPY = _blas_axpy()
     fn = _AXPY.get(sd.dtype)

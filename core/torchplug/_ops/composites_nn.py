@@ -1008,4 +1008,13 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "pixel_unshuffle": (_E, pixel_unshuffle),
     "cosine_similarity": (_I, cosine_similarity),
     "pairwise_distance": (_I, pairwise_distance),
+    "max_unpool2d": (_E, lambda self, indices, output_size: _unpool_kernel(self, indices, output_size, 2)),
+    "max_unpool3d": (_E, lambda self, indices, output_size, stride, padding:
+                     _unpool_kernel(self, indices, output_size, 3)),
 }
+
+
+def _unpool_kernel(self: Tensor, indices: Tensor, output_size: Any, n: int) -> Tensor:
+    from torchplug._ops.nn_functional_more import unpool
+
+    return unpool(self, indices, list(output_size), f"max_unpooling{n}d")

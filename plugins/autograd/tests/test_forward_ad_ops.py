@@ -96,6 +96,11 @@ CASES.update({
                              [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
     "renorm": (lambda T, a: (T.renorm(a, 2, 0, 1.0), T.renorm(a, 1, 1, 0.5)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                None),
+    "max_unpool": (lambda T, a: tuple(getattr(T.nn.functional, f"max_unpool{n}d")(
+        a.reshape(shape), getattr(T.nn.functional, f"max_pool{n}d")(
+            T.arange(8.0 * 2 ** n).reshape(shape[:2] + tuple(2 * s for s in shape[2:])) % 7, 2,
+            return_indices=True)[1], 2) for n, shape in ((1, (1, 2, 4)), (2, (1, 2, 2, 2)), (3, (1, 1, 2, 2, 2)))),
+                   [np.linspace(-1, 1, 8)], None),
     "logcumsumexp": (lambda T, a: (T.logcumsumexp(a, 1), T.logcumsumexp(a, 0)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                      None),
     "put": (lambda T, a, s: (T.put(a, T.tensor([1, 4, -1]), s), T.put(a, T.tensor([0, 0, 2]), s, True)),

@@ -38,7 +38,7 @@ def _first(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-OPS = ("combinations",)
+OPS = ("combinations", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -68,6 +68,16 @@ def test_opinfo_graphs_match_torch(name: str) -> None:
 
 RNG = np.random.default_rng(11)
 V = RNG.standard_normal(5)
+IMG = RNG.standard_normal((2, 3, 4, 6))
+SIG = RNG.standard_normal((2, 3, 8))
+VOL = RNG.standard_normal((1, 2, 4, 4, 6))
+
+
+def _unpool(T: Any, x: Any, n: int, **kwargs: Any) -> Any:
+    """max_unpool{n}d of the max_pool{n}d of ``x`` (the pooled values keep x's graph; indices have none)."""
+    F = T.nn.functional
+    pooled, indices = getattr(F, f"max_pool{n}d")(x, 2, return_indices=True)
+    return getattr(F, f"max_unpool{n}d")(pooled * 3, indices, 2, **kwargs)
 
 
 def _grads(T: Any, build: Any, arrays: tuple[np.ndarray, ...]) -> list[Any]:
@@ -82,6 +92,10 @@ GRAD_CASES = {
     **{f"combinations_r{r}_{w}": (lambda T, v, r=r, w=w: T.combinations(v, r, w), (V,))
        for r in (1, 2, 3) for w in (False, True)},
     "combinations_empty": (lambda T, v: T.combinations(v[:2], 3), (V,)),
+    "max_unpool1d": (lambda T, x: _unpool(T, x, 1, output_size=[9]), (SIG,)),
+    "max_unpool2d": (lambda T, x: _unpool(T, x, 2), (IMG,)),
+    "max_unpool2d_unbatched": (lambda T, x: _unpool(T, x[0], 2, output_size=[5, 7]), (IMG,)),
+    "max_unpool3d": (lambda T, x: _unpool(T, x, 3), (VOL,)),
 }
 
 
@@ -91,3 +105,17 @@ def test_gradients_match_torch(case: str) -> None:
     ref, got = _grads(torch, build, arrays), _grads(tp, build, arrays)
     for r, g in zip(ref, got):
         np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_max_unpool_formula_is_differentiable(n: int) -> None:
+    shape = (1, 2) + (4,) * n
+    x = tp.tensor(np.arange(float(np.prod(shape))).reshape(shape) % 7.3)
+    _, indices = getattr(tp.nn.functional, f"max_pool{n}d")(x, 2, return_indices=True)
+    pooled = tp.tensor(RNG.standard_normal(tuple(indices.shape)), requires_grad=True)
+
+    def fn(p: Any) -> Any:
+        return getattr(tp.nn.functional, f"max_unpool{n}d")(p, indices, 2)
+
+    assert tp.autograd.gradcheck(fn, (pooled,))
+    assert tp.autograd.gradgradcheck(fn, (pooled,))

@@ -366,3 +366,17 @@ for _n, _m in ((1, "linear"), (2, "bilinear"), (3, "trilinear")):
 
 # ---- not differentiable -------------------------------------------------------------------------------
 nondifferentiable("one_hot")
+
+
+def _unpool_grad(dims: int):
+    def formula(n, g, indices):
+        # max_pool_double_backward: the gradient read back at each value's position in its output plane
+        lead = list(indices.shape[: indices.dim() - dims])
+        picked = g.flatten(-dims).gather(-1, indices.reshape(lead + [-1]))
+        return (picked.view(indices.shape),)
+
+    return formula
+
+
+rule("max_unpool2d", saves="indices", inputs="self")(_unpool_grad(2))
+rule("max_unpool3d", saves="indices", inputs="self")(_unpool_grad(3))

@@ -363,7 +363,9 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.ops.aten._sample_dirichlet(d.reshape(1, 2)),
                    lambda d: torchplug.binomial(torchplug.full_like(d, 5.0), d / 4),
                    lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
-                   lambda d: torchplug.pdist(torchplug.stack([d, b]))):  # nor for _pdist_forward
+                   lambda d: torchplug.pdist(torchplug.stack([d, b])),  # nor for _pdist_forward
+                   lambda d: torchplug.unique(d), lambda d: torchplug.unique(d, dim=0),  # nor for unique
+                   lambda d: torchplug.unique_consecutive(d)):
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses

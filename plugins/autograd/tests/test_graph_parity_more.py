@@ -14,6 +14,10 @@ from torchplug.testing.opinfo import materialize, resolve
 from torchplug.testing.opinfos import op_db
 
 torch = pytest.importorskip("torch")
+with warnings.catch_warnings():  # torch's first make_dual scripts its jvp decompositions (a jit DeprecationWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import torch._decomp.decompositions_for_jvp  # noqa: E402,F401
+    import torch.autograd.forward_ad  # noqa: E402,F401
 
 
 def graph_tree(fn: Any, depth: int = 8) -> Any:
@@ -38,7 +42,7 @@ def _first(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-OPS = ("combinations", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
+OPS = ("combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -119,3 +123,36 @@ def test_max_unpool_formula_is_differentiable(n: int) -> None:
 
     assert tp.autograd.gradcheck(fn, (pooled,))
     assert tp.autograd.gradgradcheck(fn, (pooled,))
+
+
+UNIQUE_CALLS = {
+    "unique": lambda T, x: T.unique(x),
+    "unique_all_outputs": lambda T, x: T.unique(x, return_inverse=True, return_counts=True),
+    "unique_unsorted": lambda T, x: T.unique(x, sorted=False),
+    "unique_dim": lambda T, x: T.unique(x.view(2, 3), dim=1),
+    "unique_consecutive": lambda T, x: T.unique_consecutive(x, return_counts=True),
+    "method": lambda T, x: x.unique(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNIQUE_CALLS))
+def test_unique_records_a_node_whose_backward_refuses(case: str) -> None:
+    def run(T: Any) -> Any:
+        x = T.tensor([1.0, 2.0, 2.0, 3.0, 3.0, 1.0], requires_grad=True)
+        out = UNIQUE_CALLS[case](T, x)
+        outs = out if isinstance(out, tuple) else (out,)
+        with pytest.raises(NotImplementedError) as info:
+            outs[0].sum().backward()
+        return graph_tree(outs[0].grad_fn), [o.requires_grad for o in outs], str(info.value)
+
+    assert run(tp) == run(torch)
+
+
+def test_unique_under_no_grad_and_forward_ad_as_torch() -> None:
+    for T in (torch, tp):
+        x = T.tensor([1.0, 2.0, 2.0], requires_grad=True)
+        with T.no_grad():
+            assert not T.unique(x).requires_grad
+        with T.autograd.forward_ad.dual_level(), pytest.raises(
+                NotImplementedError, match="^Trying to use forward AD with _unique2 that does not support it"):
+            T.unique(T.autograd.forward_ad.make_dual(x.detach(), T.ones(3)))

@@ -345,5 +345,18 @@ def _quantile_backward(n: Any, g: Any, self: Any, q: Any, dim: Any, interpolatio
 
 # ---- not differentiable -------------------------------------------------------------------------------
 nondifferentiable(
-    "signbit", "isposinf", "isneginf", "histc", "_unique2", "unique_dim", "unique_consecutive",
+    "signbit", "isposinf", "isneginf", "histc",
 )
+
+
+def _unique_not_implemented(op: str):
+    def formula(n, g, *saved):
+        # derivatives.yaml's not_implemented: PyTorch records the node (its values output requires grad) and
+        # refuses in backward
+        raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
+
+    return formula
+
+
+for _op in ("_unique2", "unique_dim", "unique_consecutive"):
+    rule(_op, inputs="self", outputs=(0,))(_unique_not_implemented(_op))

@@ -47,6 +47,8 @@ ROWS = (
     # ---- softmax ------------------------------------------------------------------------------------
     "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
     "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+    # scaled_dot_product_attention's softmax: rows entirely -inf give zeros, not NaN (SafeSoftmaxBackward0)
+    "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor | composite",
     "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor | composite",

@@ -42,7 +42,7 @@ def _first(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-OPS = ("linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
+OPS = ("nn.functional.scaled_dot_product_attention", "linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -101,6 +101,15 @@ GRAD_CASES = {
     "pinv_square_hermitian": (lambda T, a: T.linalg.pinv(a[0, 0, :, :4] @ a[0, 0, :, :4].mT, hermitian=True), (IMG,)),
     "pinv_rtol": (lambda T, a: T.linalg.pinv(a[1], rtol=1e-3), (IMG,)),
     "pinverse": (lambda T, a: T.pinverse(a[0, 1]), (IMG,)),
+    "sdpa_causal": (lambda T, q: T.nn.functional.scaled_dot_product_attention(q, q * 2, q.flip(-1), is_causal=True),
+                    (IMG,)),
+    # a fully masked row: _safe_softmax's zeros (no NaN), in the values and the gradient
+    "sdpa_bool_mask_full_row": (lambda T, q: T.nn.functional.scaled_dot_product_attention(
+        q, q, q, attn_mask=T.tensor([[True] * 4, [False] * 4, [True, False] * 2, [False] * 3 + [True]])), (IMG,)),
+    "sdpa_float_mask": (lambda T, q: T.nn.functional.scaled_dot_product_attention(
+        q, q, q, attn_mask=T.tensor(np.linspace(-1, 1, 16).reshape(4, 4))), (IMG,)),
+    "safe_softmax": (lambda T, x: T.ops.aten._safe_softmax(x.masked_fill(T.tensor(IMG < -1.0), float("-inf")), 1),
+                     (IMG,)),
     "max_unpool1d": (lambda T, x: _unpool(T, x, 1, output_size=[9]), (SIG,)),
     "max_unpool2d": (lambda T, x: _unpool(T, x, 2), (IMG,)),
     "max_unpool2d_unbatched": (lambda T, x: _unpool(T, x[0], 2, output_size=[5, 7]), (IMG,)),

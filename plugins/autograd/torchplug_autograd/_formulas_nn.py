@@ -98,6 +98,12 @@ def softmax(n, g, dtype, dim, result):
     return (A._softmax_backward_data(g, result, dim, dtype),)
 
 
+@rule("_safe_softmax", saves="self.dtype, dim, result")
+def safe_softmax(n, g, dtype, dim, result):
+    # derivatives.yaml: softmax's (the fully masked rows' zeros make their gradient zero)
+    return (A._softmax_backward_data(g, result, dim, dtype),)
+
+
 @rule("_log_softmax", saves="self.dtype, dim, result")
 def log_softmax(n, g, dtype, dim, result):
     return (A._log_softmax_backward_data(g, result, dim, dtype),)

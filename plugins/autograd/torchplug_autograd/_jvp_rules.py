@@ -156,7 +156,7 @@ _nll_loss_rule("nll_loss_forward")
 _nll_loss_rule("nll_loss2d_forward")
 
 
-@jvp_rule("_softmax")
+@jvp_rule("_softmax", "_safe_softmax")
 def _softmax(args, result, tans):
     # y = softmax(x): dy = y * (t - sum(t * y))
     dim = args[1]

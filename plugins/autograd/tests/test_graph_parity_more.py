@@ -42,7 +42,7 @@ def _first(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-OPS = ("nn.functional.scaled_dot_product_attention", "linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
+OPS = ("quantile", "nanquantile", "nn.functional.scaled_dot_product_attention", "linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -77,6 +77,24 @@ SIG = RNG.standard_normal((2, 3, 8))
 VOL = RNG.standard_normal((1, 2, 4, 4, 6))
 
 
+QX = np.round(RNG.standard_normal((4, 6)), 1)  # (rounded: ties)
+
+
+def _quantile(T: Any, fn: str, how: str, mode: str, x: Any) -> Any:
+    f = getattr(T, fn)
+    q = T.tensor([0.0, 0.3, 0.5, 1.0], dtype=T.float64)
+    if how == "flat":
+        return f(x, 0.4, interpolation=mode)
+    if how == "dim0":
+        return f(x, 0.65, dim=0, interpolation=mode)
+    if how == "dim_last_keepdim":
+        return f(x, 0.35, dim=-1, keepdim=True, interpolation=mode)
+    if how == "q_vector":
+        return f(x, q, dim=1, interpolation=mode)
+    nan = T.tensor([[False] * 6, [True] + [False] * 5, [True] * 6, [False] * 5 + [True]])
+    return f(x.masked_fill(nan, float("nan")), q, dim=1, interpolation=mode)
+
+
 def _unpool(T: Any, x: Any, n: int, **kwargs: Any) -> Any:
     """max_unpool{n}d of the max_pool{n}d of ``x`` (the pooled values keep x's graph; indices have none)."""
     F = T.nn.functional
@@ -88,7 +106,7 @@ def _grads(T: Any, build: Any, arrays: tuple[np.ndarray, ...]) -> list[Any]:
     leaves = [T.tensor(a, requires_grad=True) for a in arrays]
     out = build(T, *leaves)
     weights = T.tensor(np.linspace(-1.0, 2.0, out.numel()).reshape(tuple(out.shape)))
-    (out * weights).sum().backward()
+    (out * weights).nan_to_num(0.0).sum().backward()
     return [leaf.grad for leaf in leaves]
 
 
@@ -110,6 +128,10 @@ GRAD_CASES = {
         q, q, q, attn_mask=T.tensor(np.linspace(-1, 1, 16).reshape(4, 4))), (IMG,)),
     "safe_softmax": (lambda T, x: T.ops.aten._safe_softmax(x.masked_fill(T.tensor(IMG < -1.0), float("-inf")), 1),
                      (IMG,)),
+    **{f"{fn}_{how}_{mode}": (lambda T, x, fn=fn, how=how, mode=mode: _quantile(T, fn, how, mode, x), (QX,))
+       for fn in ("quantile", "nanquantile") for how in ("flat", "dim0", "dim_last_keepdim", "q_vector", "nan_rows")
+       for mode in ("linear", "lower", "higher", "midpoint", "nearest")},
+    "quantile_q_requires_grad": (lambda T, x, q: T.quantile(x, q * 0.5 + 0.25, dim=1), (QX, np.array([0.1, 0.7, 0.9]))),
     "max_unpool1d": (lambda T, x: _unpool(T, x, 1, output_size=[9]), (SIG,)),
     "max_unpool2d": (lambda T, x: _unpool(T, x, 2), (IMG,)),
     "max_unpool2d_unbatched": (lambda T, x: _unpool(T, x[0], 2, output_size=[5, 7]), (IMG,)),
@@ -123,6 +145,8 @@ def test_gradients_match_torch(case: str) -> None:
     ref, got = _grads(torch, build, arrays), _grads(tp, build, arrays)
     for r, g in zip(ref, got):  # (pinv's factorizations differ in the last bits)
         np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-9, atol=1e-10)
+    values = [build(T, *(T.tensor(a) for a in arrays)) for T in (torch, tp)]
+    np.testing.assert_allclose(values[1].numpy(), values[0].numpy(), rtol=1e-9, atol=1e-10)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 4, 4)])

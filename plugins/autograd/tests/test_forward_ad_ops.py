@@ -334,6 +334,7 @@ def test_forward_over_reverse_against_torch(name):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8, err_msg=f"input {k}")
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 def test_every_op_of_the_tables_has_a_checked_jvp():
     """Every differentiable op of the whole op table (the base/P0 table included) gets its jvp from its
     rule, and the cases above run it (jvp or forward-over-reverse); ops without a rule decompose, are
@@ -365,7 +366,8 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
                    lambda d: torchplug.pdist(torchplug.stack([d, b])),  # nor for _pdist_forward
                    lambda d: torchplug.unique(d), lambda d: torchplug.unique(d, dim=0),  # nor for unique
-                   lambda d: torchplug.unique_consecutive(d)):
+                   lambda d: torchplug.unique_consecutive(d),
+                   lambda d: torchplug.ones(3).index_reduce(0, torchplug.tensor([2, 0]), d, "amax")):  # nor index_reduce
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses

@@ -42,7 +42,7 @@ def _first(out: Any) -> Any:
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-OPS = ("quantile", "nanquantile", "nn.functional.scaled_dot_product_attention", "linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
+OPS = ("index_reduce_prod", "index_reduce_mean", "index_reduce_amax", "index_reduce_amin", "quantile", "nanquantile", "nn.functional.scaled_dot_product_attention", "linalg.pinv", "combinations", "unique", "unique_consecutive", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d")
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -78,6 +78,9 @@ VOL = RNG.standard_normal((1, 2, 4, 4, 6))
 
 
 QX = np.round(RNG.standard_normal((4, 6)), 1)  # (rounded: ties)
+# index_reduce: zeros (one and two in a row's sources, one in self) and ties with self for amax/amin
+RX = np.array([[1.0, 0.0, 2.0], [0.5, -1.0, 3.0], [2.0, 2.0, 2.0], [1.5, 0.5, -2.0]])
+RS = np.array([[0.0, 1.0, 2.0], [1.0, 3.0, -2.0], [0.0, 2.0, 2.0], [4.0, 0.5, 1.0], [0.5, -1.0, 3.0]])
 
 
 def _quantile(T: Any, fn: str, how: str, mode: str, x: Any) -> Any:
@@ -132,6 +135,9 @@ GRAD_CASES = {
        for fn in ("quantile", "nanquantile") for how in ("flat", "dim0", "dim_last_keepdim", "q_vector", "nan_rows")
        for mode in ("linear", "lower", "higher", "midpoint", "nearest")},
     "quantile_q_requires_grad": (lambda T, x, q: T.quantile(x, q * 0.5 + 0.25, dim=1), (QX, np.array([0.1, 0.7, 0.9]))),
+    **{f"index_reduce_{r}_{inc}": (lambda T, x, s, r=r, inc=inc: (x * 1).index_reduce(
+        0, T.tensor([1, 3, 1, 0, 1]), s, r, include_self=inc), (RX, RS))
+       for r in ("prod", "mean", "amax", "amin") for inc in (True, False)},
     "max_unpool1d": (lambda T, x: _unpool(T, x, 1, output_size=[9]), (SIG,)),
     "max_unpool2d": (lambda T, x: _unpool(T, x, 2), (IMG,)),
     "max_unpool2d_unbatched": (lambda T, x: _unpool(T, x[0], 2, output_size=[5, 7]), (IMG,)),
@@ -140,6 +146,7 @@ GRAD_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(GRAD_CASES))
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 def test_gradients_match_torch(case: str) -> None:
     build, arrays = GRAD_CASES[case]
     ref, got = _grads(torch, build, arrays), _grads(tp, build, arrays)
@@ -211,3 +218,16 @@ def test_unique_under_no_grad_and_forward_ad_as_torch() -> None:
         with T.autograd.forward_ad.dual_level(), pytest.raises(
                 NotImplementedError, match="^Trying to use forward AD with _unique2 that does not support it"):
             T.unique(T.autograd.forward_ad.make_dual(x.detach(), T.ones(3)))
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_formula_passes_gradcheck(reduce: str) -> None:
+    x = tp.tensor(RNG.uniform(0.5, 2.0, (4, 3)), requires_grad=True)
+    src = tp.tensor(RNG.uniform(0.5, 2.0, (5, 3)), requires_grad=True)
+    index = tp.tensor([1, 3, 1, 0, 1])
+    for include_self in (True, False):
+        def fn(a: Any, b: Any, include_self: bool = include_self) -> Any:
+            return a.index_reduce(0, index, b, reduce, include_self=include_self)
+
+        assert tp.autograd.gradcheck(fn, (x, src))

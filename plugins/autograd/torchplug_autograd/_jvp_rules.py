@@ -344,8 +344,8 @@ jvp_rule("scatter.reduce", "scatter.value_reduce")(_forward_not_implemented("sca
 jvp_rule("scatter_.reduce", "scatter_.value_reduce")(_forward_not_implemented("scatter_"))
 
 
-def _unique_forward_not_implemented(op: str) -> Callable[..., Any]:
-    """unique's jvp: PyTorch has no forward formula (derivatives.yaml: not_implemented), its message."""
+def _no_forward_formula(op: str) -> Callable[..., Any]:
+    """The jvp of an op PyTorch has no forward formula for (unique, index_reduce): its message."""
 
     def refuse(args: tuple[Any, ...], result: Any, tans: list[Any]) -> Any:
         raise NotImplementedError(f"Trying to use forward AD with {op} that does not support it because it has not "
@@ -354,5 +354,5 @@ def _unique_forward_not_implemented(op: str) -> Callable[..., Any]:
     return refuse
 
 
-for _op in ("_unique2", "unique_dim", "unique_consecutive"):
-    jvp_rule(_op)(_unique_forward_not_implemented(_op))
+for _op in ("_unique2", "unique_dim", "unique_consecutive", "index_reduce"):
+    jvp_rule(_op)(_no_forward_formula(_op))

@@ -810,7 +810,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "linalg_matrix_norm.str_ord": ("CompositeImplicitAutograd", _matrix_norm_str),
     "linalg_norm": ("CompositeImplicitAutograd", linalg_norm),
     "linalg_norm.ord_str": ("CompositeImplicitAutograd", _norm_str),
-    "linalg_pinv.atol_rtol_float": ("CompositeImplicitAutograd", linalg_pinv),
+    "linalg_pinv.atol_rtol_float": ("CompositeExplicitAutograd", linalg_pinv),  # one LinalgPinvBackward0 node
     "linalg_matrix_rank.atol_rtol_float": ("CompositeImplicitAutograd", linalg_matrix_rank),
     "linalg_matrix_power": ("CompositeImplicitAutograd", linalg_matrix_power),
 }

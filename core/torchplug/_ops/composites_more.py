@@ -418,7 +418,7 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "cov": ("CompositeImplicitAutograd", cov),
     "corrcoef": ("CompositeImplicitAutograd", corrcoef),
     "put": ("CompositeExplicitAutograd", put),  # one PutBackward0 node, as PyTorch records
-    "index_reduce": ("CompositeImplicitAutograd", index_reduce),
+    "index_reduce": ("CompositeExplicitAutograd", index_reduce),  # one IndexReduceBackward0 node, as PyTorch
     "fill_diagonal_": ("CompositeImplicitAutograd", fill_diagonal_),
     "scatter.reduce": ("CompositeExplicitAutograd", scatter_reduce_legacy),
     "scatter.value_reduce": ("CompositeExplicitAutograd", scatter_value_reduce),

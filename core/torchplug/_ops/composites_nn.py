@@ -749,10 +749,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         cols = A.unsqueeze(A["arange.start_step"](0, s, 1, dtype=D.int64, device=query.device), 0)
         attn_mask = A.ge(rows, cols)
     if attn_mask is not None:
-        if attn_mask.dtype is D.bool_:
-            attn = A["masked_fill.Scalar"](attn, A.logical_not(attn_mask), -math.inf)
-        else:
-            attn = A.add(attn, attn_mask)
+        if attn_mask.dtype is D.bool_:  # ATen's convert_boolean_attn_mask: an additive 0 / -inf mask
+            blocked = A.logical_not(attn_mask)
+            attn_mask = A["masked_fill_.Scalar"](A.zeros(list(attn_mask.shape), dtype=attn.dtype, device=attn.device),
+                                                 blocked, -math.inf)
+        attn = A.add(attn, attn_mask)
     attn = _safe_softmax(attn)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
@@ -760,8 +761,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def _safe_softmax(x: Tensor) -> Tensor:
-    out = A._softmax(x, -1, False)
-    masked = A.all(A.eq(x, -math.inf), [-1], True)
+    return A._safe_softmax(x, -1)
+
+
+def safe_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """ATen's _safe_softmax: softmax along ``dim`` with rows that are entirely -inf (fully masked attention)
+    giving zeros instead of NaN."""
+    x = self if dtype is None or dtype is self.dtype else A._to_copy(self, dtype=dtype)
+    out = A._softmax(x, dim, False)
+    masked = A.all(A.eq(self, -math.inf), [dim], True)
     return A.where(masked, A.zeros([], dtype=out.dtype, device=out.device), out)
 
 
@@ -1002,10 +1010,20 @@ COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "binary_cross_entropy_with_logits": (_E, binary_cross_entropy_with_logits),
     "kl_div": (_I, kl_div),
     "scaled_dot_product_attention": (_I, scaled_dot_product_attention),
+    "_safe_softmax": (_E, safe_softmax),  # one SafeSoftmaxBackward0 node, as ATen's
     "_pad_circular": (_I, _pad_circular),
     "pad": (_I, pad),
     "pixel_shuffle": (_E, pixel_shuffle),
     "pixel_unshuffle": (_E, pixel_unshuffle),
     "cosine_similarity": (_I, cosine_similarity),
     "pairwise_distance": (_I, pairwise_distance),
+    "max_unpool2d": (_E, lambda self, indices, output_size: _unpool_kernel(self, indices, output_size, 2)),
+    "max_unpool3d": (_E, lambda self, indices, output_size, stride, padding:
+                     _unpool_kernel(self, indices, output_size, 3)),
 }
+
+
+def _unpool_kernel(self: Tensor, indices: Tensor, output_size: Any, n: int) -> Tensor:
+    from torchplug._ops.nn_functional_more import unpool
+
+    return unpool(self, indices, list(output_size), f"max_unpooling{n}d")

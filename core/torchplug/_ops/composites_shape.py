@@ -8,7 +8,6 @@ from view ops, so they share storage with their input exactly where PyTorch's do
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -375,6 +374,24 @@ def combinations(self: Tensor, r: int = 2, with_replacement: bool = False) -> Te
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return A.empty([0], dtype=self.dtype, device=self.device)
+    # ATen's: the r-fold meshgrid of self, each grid's entries where the indices increase (i < j < ...; <= with
+    # replacement) picked by masked_select, stacked: the graph is torch's (StackBackward0 over MaskedSelectBackward0)
+    n = self.shape[0]
+    if self.device.type == "meta":  # no data for masked_select: the picked indices, counted here
+        return _combinations_by_index(self, r, with_replacement)
+    positions = A.arange(0, n, 1, dtype=D.int64, device=self.device)
+    index_grids = A["meshgrid.indexing"]([positions] * r, indexing="ij")
+    increasing = A["le.Tensor"] if with_replacement else A["lt.Tensor"]
+    mask = A.full(list(index_grids[0].shape), True, dtype=D.bool_, device=self.device)
+    for i in range(r - 1):
+        mask = A.logical_and(mask, increasing(index_grids[i], index_grids[i + 1]))
+    grids = A["meshgrid.indexing"]([self] * r, indexing="ij")
+    return A.stack([A.masked_select(g, mask) for g in grids], 1)
+
+
+def _combinations_by_index(self: Tensor, r: int, with_replacement: bool) -> Tensor:
+    import itertools
+
     from torchplug._tensor.creation import tensor
 
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations

@@ -18,6 +18,7 @@ from torchplug._tensor import math_bits as _math_bits
 from torchplug._ops.composites import COMPOSITES, inplace_kernel, out_kernel
 from torchplug._ops.composites_math import register as register_math_composites
 from torchplug._ops.composites_more import register as register_more_composites
+from torchplug._ops.composites_quantile import register as register_quantile_composites
 from torchplug._runtime.device import get_default_device
 from torchplug._tensor.mem_overlap import INTERNAL_OVERLAP_MESSAGE, assert_no_partial_overlap, has_internal_overlap, overlap_policy
 from torchplug._dispatch import keys as K
@@ -229,6 +230,7 @@ def register_core(lib: Library) -> None:
             lib.impl(full, backend_select_kernel(entry), "BackendSelect", with_keyset=True)
     register_math_composites(lib)
     register_more_composites(lib)
+    register_quantile_composites(lib)
     register_fft_composites(lib)
 
 

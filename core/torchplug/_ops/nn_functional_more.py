@@ -89,8 +89,9 @@ def _unpool_output_size(input: Tensor, kernel_size: list[int], stride: list[int]
     return output_size
 
 
-def _unpool(input: Tensor, indices: Tensor, out_size: list[int], name: str) -> Tensor:
-    """Scatter each value to its flat position in a zero output plane (ATen MaxUnpooling.cpp)."""
+def unpool(input: Tensor, indices: Tensor, out_size: list[int], name: str) -> Tensor:
+    """max_unpool2d/3d's kernel: each value scattered to its flat position in a zero output plane (ATen
+    MaxUnpooling.cpp), written in other ops so every backend has it."""
     n = len(out_size)
     if indices._dtype is not D.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: {_torch_name(indices._dtype)}")
@@ -146,7 +147,11 @@ def _max_unpool(n: int):
         step = kernel if stride is None else _tuple(stride, n)
         pad = _tuple(padding, n)
         out_size = _unpool_output_size(input, kernel, step, pad, output_size)
-        return _unpool(input, indices, out_size, f"max_unpooling{n}d" if n > 1 else "max_unpooling2d")
+        if n == 1:  # as torch's Python function: a 2-d unpool of a trailing unit dim, squeezed off again
+            return A.squeeze(A.max_unpool2d(A.unsqueeze(input, -1), A.unsqueeze(indices, -1), out_size + [1]), [-1])
+        if n == 2:
+            return A.max_unpool2d(input, indices, out_size)
+        return A.max_unpool3d(input, indices, out_size, step, pad)
 
     fn.__name__ = f"max_unpool{n}d"
     fn.__doc__ = f"Partial inverse of ``max_pool{n}d``: each value written back at its max position, zeros elsewhere."

@@ -47,6 +47,8 @@ ROWS = (
     # ---- softmax ------------------------------------------------------------------------------------
     "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
     "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+    # scaled_dot_product_attention's softmax: rows entirely -inf give zeros, not NaN (SafeSoftmaxBackward0)
+    "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor | composite",
     "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor | composite",
@@ -152,4 +154,8 @@ ROWS = (
     "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor | composite",
     "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor | composite",
     "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor | composite",
+    # F.max_unpool1d/2d/3d's ops (1d through max_unpool2d): one MaxUnpool2DBackward0/3DBackward0 node, as ATen's
+    "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor | composite",
+    "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"
+    " | composite",
 )

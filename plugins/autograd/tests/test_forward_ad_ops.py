@@ -96,6 +96,11 @@ CASES.update({
                              [np.linspace(-1, 1, 6), np.linspace(0.9, -1.1, 6)], None),
     "renorm": (lambda T, a: (T.renorm(a, 2, 0, 1.0), T.renorm(a, 1, 1, 0.5)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                None),
+    "max_unpool": (lambda T, a: tuple(getattr(T.nn.functional, f"max_unpool{n}d")(
+        a.reshape(shape), getattr(T.nn.functional, f"max_pool{n}d")(
+            T.arange(8.0 * 2 ** n).reshape(shape[:2] + tuple(2 * s for s in shape[2:])) % 7, 2,
+            return_indices=True)[1], 2) for n, shape in ((1, (1, 2, 4)), (2, (1, 2, 2, 2)), (3, (1, 1, 2, 2, 2)))),
+                   [np.linspace(-1, 1, 8)], None),
     "logcumsumexp": (lambda T, a: (T.logcumsumexp(a, 1), T.logcumsumexp(a, 0)), [np.linspace(-1, 1.5, 6).reshape(2, 3)],
                      None),
     "put": (lambda T, a, s: (T.put(a, T.tensor([1, 4, -1]), s), T.put(a, T.tensor([0, 0, 2]), s, True)),
@@ -334,6 +339,7 @@ def test_forward_over_reverse_against_torch(name):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8, err_msg=f"input {k}")
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 def test_every_op_of_the_tables_has_a_checked_jvp():
     """Every differentiable op of the whole op table (the base/P0 table included) gets its jvp from its
     rule, and the cases above run it (jvp or forward-over-reverse); ops without a rule decompose, are
@@ -365,7 +371,10 @@ def test_every_op_of_the_tables_has_a_checked_jvp():
                    lambda d: torchplug.cdist(d.reshape(1, 2), b.reshape(1, 2)),  # torch: no formula for _cdist_forward
                    lambda d: torchplug.pdist(torchplug.stack([d, b])),  # nor for _pdist_forward
                    lambda d: torchplug.linalg.ldl_factor(torchplug.diag(d)),  # nor for the LDL factorization
-                   lambda d: torchplug.linalg.ldl_solve(*torchplug.linalg.ldl_factor(torchplug.eye(2)), d.reshape(2, 1))):
+                   lambda d: torchplug.linalg.ldl_solve(*torchplug.linalg.ldl_factor(torchplug.eye(2)), d.reshape(2, 1)),
+                   lambda d: torchplug.unique(d), lambda d: torchplug.unique(d, dim=0),  # nor for unique
+                   lambda d: torchplug.unique_consecutive(d),
+                   lambda d: torchplug.ones(3).index_reduce(0, torchplug.tensor([2, 0]), d, "amax")):  # nor index_reduce
         with fwAD.dual_level(), pytest.raises((NotImplementedError, RuntimeError), match="not (implemented|support)"):
             refuse(fwAD.make_dual(a, torchplug.ones(2)))
     # scatter(reduce=) has no derivative in torch (derivatives.yaml: not_implemented): forward AD refuses

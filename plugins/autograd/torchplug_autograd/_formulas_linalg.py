@@ -344,3 +344,17 @@ def _pdist_forward(n, g, self, p, result):
     first, second = T.triu_indices(rows, rows, 1, device=self.device)
     (pairs,) = vector_norm(n, g, self.index_select(0, first) - self.index_select(0, second), p, [1], False, result)
     return (T.zeros_like(self).index_add(0, first, pairs).index_add(0, second, -pairs),)
+
+
+@rule("linalg_pinv.atol_rtol_float", saves="self, result", inputs="self")
+def linalg_pinv(n, g, A, pinvA):
+    # pinv_backward (derivatives.yaml), its products ordered for the smaller of the two dimensions
+    m, k = A.shape[-2], A.shape[-1]
+    pinvAh, gh = pinvA.mH, g.mH
+    if m <= k:
+        K = gh @ pinvA
+        KpinvAh = K @ pinvAh
+        return (-(pinvA @ K).mH + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gh - K @ A),)
+    K = pinvA @ gh
+    pinvAhK = pinvAh @ K
+    return (-(K @ pinvA).mH + pinvAhK - (pinvAhK @ pinvA) @ A + ((gh - A @ K) @ pinvA) @ pinvAh,)

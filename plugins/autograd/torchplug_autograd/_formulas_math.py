@@ -282,68 +282,24 @@ def median(n, g, self, result):
     return (_evenly(g, self, result),)
 
 
-@rule("quantile", saves="self, q, dim, keepdim, interpolation")
-def quantile(n, g, self, q, dim, keepdim, interpolation):
-    return _quantile_backward(n, g, self, q, dim, interpolation, nan=False)
-
-
-@rule("nanquantile", saves="self, q, dim, keepdim, interpolation")
-def nanquantile(n, g, self, q, dim, keepdim, interpolation):
-    return _quantile_backward(n, g, self, q, dim, interpolation, nan=True)
-
-
-def _quantile_backward(n: Any, g: Any, self: Any, q: Any, dim: Any, interpolation: str, nan: bool) -> Any:
-    """PyTorch's quantile algorithm (sort, ranks, gather, lerp) run backwards."""
-    if dim is None:
-        x = self.reshape(-1)
-    else:
-        x = self.movedim(dim, -1) if self.dim() else self.reshape(1)
-    sorted_, perm = x.sort(-1)
-    size = x.shape[-1]
-    qv = q.reshape(-1).to(x.dtype)
-    batch = tuple(x.shape[:-1])
-    qb = qv.reshape((1,) * len(batch) + (-1,))
-    if nan:
-        count = sorted_.isnan().logical_not().sum(-1, keepdim=True)
-        ranks = qb * (count - 1)
-        ranks = ranks.masked_fill(ranks < 0, 0)
-        dranks = T.where(count - 1 < 0, 0.0, (count - 1).to(x.dtype)) + qb * 0
-    else:
-        has_nan = sorted_.isnan().any(-1, keepdim=True)
-        ranks = (qb * (size - 1)).masked_fill(has_nan, size - 1)
-        dranks = T.where(has_nan, 0.0, float(size - 1)) + qb * 0
-    if interpolation == "lower":
-        ranks = ranks.floor()
-    elif interpolation == "higher":
-        ranks = ranks.ceil()
-    elif interpolation == "nearest":
-        ranks = ranks.round()
-    below = ranks.to(T.int64)
-    # the output's layout: q's dim first (if q is a vector), then the reduced shape
-    gq = g.unsqueeze(-1) if q.dim() == 0 else g.movedim(0, -1)
-    gq = gq.reshape(batch + (qv.numel(),))
-    gsorted = T.zeros(list(sorted_.shape), dtype=g.dtype, device=g.device)
-    gqv = None
-    if interpolation in ("linear", "midpoint"):
-        w = ranks - below if interpolation == "linear" else T.full_like(ranks, 0.5)
-        above = ranks.ceil().to(T.int64)
-        gsorted = gsorted.scatter_add(-1, below, gq * (1 - w)).scatter_add(-1, above, gq * w)
-        if interpolation == "linear" and n[1]:
-            diff = sorted_.gather(-1, above) - sorted_.gather(-1, below)
-            gqv = (gq * diff * dranks).reshape(-1, qv.numel()).sum(0).reshape(q.shape)
-    else:
-        gsorted = gsorted.scatter_add(-1, below, gq)
-    gx = None
-    if n[0]:
-        gx = T.zeros(list(x.shape), dtype=g.dtype, device=g.device).scatter(-1, perm, gsorted)
-        if dim is None or self.dim() == 0:
-            gx = gx.reshape(list(self.shape))
-        else:
-            gx = gx.movedim(-1, dim)
-    return gx, gqv
+# quantile/nanquantile: their CompositeImplicitAutograd kernels (ATen's quantile_compute) decompose under
+# autograd, as in PyTorch (_ops/composites_quantile.py)
 
 
 # ---- not differentiable -------------------------------------------------------------------------------
 nondifferentiable(
-    "signbit", "isposinf", "isneginf", "histc", "_unique2", "unique_dim", "unique_consecutive",
+    "signbit", "isposinf", "isneginf", "histc",
 )
+
+
+def _unique_not_implemented(op: str):
+    def formula(n, g, *saved):
+        # derivatives.yaml's not_implemented: PyTorch records the node (its values output requires grad) and
+        # refuses in backward
+        raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
+
+    return formula
+
+
+for _op in ("_unique2", "unique_dim", "unique_consecutive"):
+    rule(_op, inputs="self", outputs=(0,))(_unique_not_implemented(_op))

@@ -124,3 +124,34 @@ def put(n, g, index, source_shape, accumulate):
     # derivatives.yaml: self keeps the gradient where nothing was written over it; source takes it from there
     keep = g if accumulate else g.put(index, T.zeros(list(source_shape), dtype=g.dtype, device=g.device), False)
     return n[0] and keep, n[1] and g.take(index).reshape(list(source_shape))
+
+
+@rule("index_reduce", saves="self, dim, index, source, reduce, include_self, result", inputs="self, source")
+def index_reduce(n, g, self, dim, index, source, reduce, include_self, result):
+    # index_reduce_backward (FunctionsManual.cpp), reduction by reduction
+    if reduce == "prod":
+        masked_self = self.masked_fill(self == 0, 1)
+        grad_self = g * masked_self.index_reduce(dim, index, source, reduce, include_self=include_self) / masked_self
+        src_zero = source == 0
+        src_num_zeros = T.zeros_like(self).index_add(dim, index, src_zero.to(self.dtype)).index_select(dim, index)
+        src_single_zero = src_zero.logical_and(src_num_zeros == 1)
+        # a single zero's gradient is the product of the others; dividing the result by it would give 0/0
+        masked_src_result = self.index_reduce(dim, index, source.masked_fill(src_single_zero, 1), reduce,
+                                              include_self=include_self)
+        grad_src = T.where(src_single_zero, (g * masked_src_result).index_select(dim, index),
+                           (g * result).index_select(dim, index) / source.masked_fill(src_zero, 1))
+    elif reduce == "mean":
+        N = (T.ones_like(g) if include_self else T.zeros_like(g)).index_add(dim, index, T.ones_like(source))
+        N = N.masked_fill(N == 0, 1)
+        grad_self = g / N
+        grad_src = g.index_select(dim, index) / N.index_select(dim, index)
+    else:  # amax/amin: shared evenly among the elements equal to the result
+        value = result.index_select(dim, index)
+        self_is_result = (self == result).to(self.dtype)
+        source_is_result = (source == value).to(self.dtype)
+        distributed = g / self_is_result.index_add(dim, index, source_is_result)
+        grad_self = self_is_result * distributed
+        grad_src = source_is_result * distributed.index_select(dim, index)
+    if not include_self:
+        grad_self = grad_self.index_fill(dim, index, 0)
+    return n[0] and grad_self, n[1] and grad_src

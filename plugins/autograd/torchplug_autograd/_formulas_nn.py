@@ -98,6 +98,12 @@ def softmax(n, g, dtype, dim, result):
     return (A._softmax_backward_data(g, result, dim, dtype),)
 
 
+@rule("_safe_softmax", saves="self.dtype, dim, result")
+def safe_softmax(n, g, dtype, dim, result):
+    # derivatives.yaml: softmax's (the fully masked rows' zeros make their gradient zero)
+    return (A._softmax_backward_data(g, result, dim, dtype),)
+
+
 @rule("_log_softmax", saves="self.dtype, dim, result")
 def log_softmax(n, g, dtype, dim, result):
     return (A._log_softmax_backward_data(g, result, dim, dtype),)
@@ -366,3 +372,17 @@ for _n, _m in ((1, "linear"), (2, "bilinear"), (3, "trilinear")):
 
 # ---- not differentiable -------------------------------------------------------------------------------
 nondifferentiable("one_hot")
+
+
+def _unpool_grad(dims: int):
+    def formula(n, g, indices):
+        # max_pool_double_backward: the gradient read back at each value's position in its output plane
+        lead = list(indices.shape[: indices.dim() - dims])
+        picked = g.flatten(-dims).gather(-1, indices.reshape(lead + [-1]))
+        return (picked.view(indices.shape),)
+
+    return formula
+
+
+rule("max_unpool2d", saves="indices", inputs="self")(_unpool_grad(2))
+rule("max_unpool3d", saves="indices", inputs="self")(_unpool_grad(3))

@@ -156,7 +156,7 @@ _nll_loss_rule("nll_loss_forward")
 _nll_loss_rule("nll_loss2d_forward")
 
 
-@jvp_rule("_softmax")
+@jvp_rule("_softmax", "_safe_softmax")
 def _softmax(args, result, tans):
     # y = softmax(x): dy = y * (t - sum(t * y))
     dim = args[1]
@@ -371,3 +371,17 @@ def _forward_not_implemented(op: str) -> Callable[..., Any]:
 
 jvp_rule("scatter.reduce", "scatter.value_reduce")(_forward_not_implemented("scatter"))
 jvp_rule("scatter_.reduce", "scatter_.value_reduce")(_forward_not_implemented("scatter_"))
+
+
+def _no_forward_formula(op: str) -> Callable[..., Any]:
+    """The jvp of an op PyTorch has no forward formula for (unique, index_reduce): its message."""
+
+    def refuse(args: tuple[Any, ...], result: Any, tans: list[Any]) -> Any:
+        raise NotImplementedError(f"Trying to use forward AD with {op} that does not support it because it has not "
+                                  "been implemented yet.")
+
+    return refuse
+
+
+for _op in ("_unique2", "unique_dim", "unique_consecutive", "index_reduce"):
+    jvp_rule(_op)(_no_forward_formula(_op))

@@ -16,9 +16,10 @@ def classify(entry: Any) -> str:
         return "rule"
     if "random" in entry.tags:
         return "random"
-    if entry.kernels.get("CompositeImplicitAutograd"):
+    from ._kernels import _composite_kernel, _explicit_kernel
+
+    if _composite_kernel(entry):
         return "decomposition"
-    from ._kernels import _explicit_kernel
 
     if _explicit_kernel(entry):
         return "decomposition"

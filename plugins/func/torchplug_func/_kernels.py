@@ -261,12 +261,17 @@ def random_op(ks: int, op: Any, args: tuple[Any, ...], level: int) -> Any:
 _CIA: dict[int, Any] = {}
 
 
+# decompositions that cannot run on batched values: quantile checks its q values with .item() (a batched q),
+# so these take the per-sample loop
+_NOT_ON_BATCHED = frozenset({"aten::quantile", "aten::nanquantile"})
+
+
 def _composite_kernel(entry: Any) -> Any:
     key = id(entry)
     found = _CIA.get(key)
     if found is None:
         regs = entry.kernels.get("CompositeImplicitAutograd")
-        found = regs[0].fn if regs else False
+        found = regs[0].fn if regs and entry.name not in _NOT_ON_BATCHED else False
         _CIA[key] = found
     return found
 

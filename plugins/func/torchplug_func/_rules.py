@@ -513,6 +513,31 @@ def diagonal_rule(op: Any, level: int, self: Any, offset: int = 0, d1: int = 0, 
     return wrap(call(op, (v, offset, _wrap_dim(d1, r) + 1, _wrap_dim(d2, r) + 1)), 0, level)
 
 
+@rule("diag_embed")
+def diag_embed_rule(op: Any, level: int, self: Any, offset: int = 0, d1: int = -2, d2: int = -1) -> Any:
+    # (its composite writes into a zeros tensor it makes unbatched: it cannot run on batched values)
+    v, _ = front(self, level)
+    r = self.dim() + 1  # the dims name the result's
+    return wrap(call(op, (v, offset, _wrap_dim(d1, r) + 1, _wrap_dim(d2, r) + 1)), 0, level)
+
+
+# the <view>_scatter composites clone ``self`` and copy ``src`` into its view: both operands batched first (an
+# unbatched one expanded), the view's dims shifted past the batch dim
+@rule("slice_scatter", "select_scatter")
+def dim_scatter_rule(op: Any, level: int, self: Any, src: Any, dim: int = 0, *rest: Any) -> Any:
+    n = _size((self, src), level)
+    return wrap(call(op, (materialize(self, level, n), materialize(src, level, n), _wrap_dim(dim, self.dim()) + 1,
+                          *rest)), 0, level)
+
+
+@rule("diagonal_scatter")
+def diagonal_scatter_rule(op: Any, level: int, self: Any, src: Any, offset: int = 0, d1: int = 0, d2: int = 1) -> Any:
+    n = _size((self, src), level)
+    r = self.dim()
+    return wrap(call(op, (materialize(self, level, n), materialize(src, level, n), offset, _wrap_dim(d1, r) + 1,
+                          _wrap_dim(d2, r) + 1)), 0, level)
+
+
 @rule("flatten.using_ints")
 def flatten_rule(op: Any, level: int, self: Any, start: int = 0, end: int = -1) -> Any:
     v, _ = front(self, level)

@@ -732,3 +732,29 @@ def test_nested_levels_under_no_grad_keep_second_derivatives():
     with_grad, without = second(x, True), second(x, False)
     assert without is not None and not without.requires_grad
     np.testing.assert_allclose(without.numpy(), with_grad.detach().numpy(), rtol=1e-12)
+
+
+_TANGENT_OWNERSHIP_OPS = {
+    "sub_int": lambda t, m: m - m.long(), "add_int": lambda t, m: m + m.long(), "rsub_int": lambda t, m: m.long() - m,
+    "add_scalar": lambda t, m: m + 0, "sub_scalar": lambda t, m: m - 0, "mul_one": lambda t, m: m * 1,
+    "positive": lambda t, m: t.positive(m), "to_same": lambda t, m: m.to(m.dtype),
+    "contiguous": lambda t, m: m.contiguous(), "real": lambda t, m: m.real,
+    "where": lambda t, m: t.where(t.tensor([True, False]), m, m.long()), "cat1": lambda t, m: t.cat([m]),
+}
+
+
+def _tangent_after_input_write(lib, op):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        m = fw.make_dual(lib.tensor([1.5, 2.5]), lib.tensor([1.0, 1.0]))
+        r = _TANGENT_OWNERSHIP_OPS[op](lib, m)
+        m.mul_(3)  # scales m's tangent in place
+        return r is m, fw.unpack_dual(r).tangent.tolist()
+
+
+@pytest.mark.parametrize("op", sorted(_TANGENT_OWNERSHIP_OPS))
+def test_an_output_owns_its_tangent_unless_it_is_the_input(op):
+    # A rule that hands back an input's tangent (sub of a constant) must not let a later in-place op on the
+    # input change the output's tangent; an op that returns its input itself keeps sharing it.
+    torch = pytest.importorskip("torch")
+    assert _tangent_after_input_write(torchplug, op) == _tangent_after_input_write(torch, op)

@@ -243,6 +243,7 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
                 out = strategy(args, result, tans)
                 if reenter:
                     out = _tangents_of(out, lid)
+                out = _own_tangents(out, tans, args, result)
             finally:
                 FW.levels = levels
                 FW.on = True
@@ -250,6 +251,28 @@ def make_forward(entry: OperatorEntry, strategy: Callable[..., Any], diff: list[
 
     fwd.__qualname__ = f"forward_ad[{entry.name}]"
     return fwd
+
+
+def _own_tangents(out: Any, tans: list[Any], args: tuple[Any, ...], result: Any) -> Any:
+    """``out`` with a copy in place of any input's tangent object a rule handed back as is (``sub`` of a
+    constant returns ``self``'s tangent): an output that is not that input must not share its tangent, or an
+    in-place op on the input would change the output's tangent too (PyTorch's outputs own theirs)."""
+    inputs = []
+    for t in tans:
+        if isinstance(t, tuple):
+            inputs.extend(x for x in t if x is not None)
+        elif t is not None:
+            inputs.append(t)
+
+    def own(tan: Any, res: Any) -> Any:
+        if tan is None or not any(tan is x for x in inputs) or any(res is a for a in args):
+            return tan  # a fresh tangent, or an op that returns its input itself (which keeps its tangent)
+        return tan.clone()
+
+    if isinstance(out, (tuple, list)):
+        results = result if isinstance(result, (tuple, list)) else (result,) * len(out)
+        return type(out)(own(t, r) for t, r in zip(out, results))
+    return own(out, result)
 
 
 def _tangents_of(out: Any, lid: int) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import torchplug as tp
+import torchplug
 
 torch = pytest.importorskip("torch")
 
@@ -66,3 +67,36 @@ def test_dispatch_mode_logs_pytorch_overload_names() -> None:
         return seen
 
     assert logged(tp, DispatchMode) == logged(torch, TorchDispatchMode)
+
+
+def test_pytorch_spellings_of_renamed_overloads_find_the_op():
+    from torchplug._dispatch.dispatcher import DISPATCHER
+    from torchplug._ops.namespace import PYTORCH_OVERLOAD_NAMES
+
+    for internal in PYTORCH_OVERLOAD_NAMES:
+        entry = DISPATCHER.find(internal)
+        if entry is None:
+            continue
+        packet = torchplug.ops.aten
+        ns_name = internal.split("::")[1].split(".")[0]
+        overload = getattr(packet, ns_name)
+        name = str(next(o for o in (getattr(overload, n) for n in overload.overloads()) if o._entry is entry))
+        full = name.replace(".", "::", 1).removesuffix(".default")  # str() is 'aten.mul.Tensor'; the schema's 'aten::mul.Tensor'
+        assert DISPATCHER.entry(full) is entry, (full, internal)
+
+
+def test_a_kernel_registered_under_pytorchs_overload_name_runs_and_is_removed_with_its_library():
+    torchplug.ones(1) + 1  # the backends (and their dispatch keys) load with the first op
+    calls = []
+
+    def kernel(a, b):
+        calls.append(1)
+        return a
+
+    lib = torchplug.library.Library("aten", "IMPL")
+    try:
+        lib.impl("mul.Tensor", kernel, "CPU", allow_override=True)
+        assert torchplug.mul(torchplug.ones(2), torchplug.full((2,), 2.0)).tolist() == [1.0, 1.0] and calls == [1]
+    finally:
+        lib.close()
+    assert torchplug.mul(torchplug.ones(2), torchplug.full((2,), 2.0)).tolist() == [2.0, 2.0]

@@ -127,6 +127,9 @@ class Dispatcher:
 
     def __init__(self) -> None:
         self.ops: dict[str, OperatorEntry] = {}
+        # PyTorch's full name -> the table's, where the table names an overload differently (``aten::mul.Tensor``
+        # -> ``aten::mul``): read only when a name is not an op itself, so lookups by either spelling work.
+        self.aliases: dict[str, str] = {}
         self.fallbacks: dict[str, list[Registration]] = {}
         self.lock = threading.RLock()
         # Hooks set by the core so the dispatcher itself stays free of Tensor/plugin imports.
@@ -185,10 +188,13 @@ class Dispatcher:
                     hook(entry)
 
     def find(self, name: str) -> OperatorEntry | None:
-        return self.ops.get(name)
+        found = self.ops.get(name)
+        if found is None and name in self.aliases:
+            found = self.ops.get(self.aliases[name])
+        return found
 
     def entry(self, name: str) -> OperatorEntry:
-        found = self.ops.get(name)
+        found = self.find(name)
         if found is None:
             raise RuntimeError(
                 f"Operator {name!r} is not defined. Define it with Library.define() or check the "

@@ -101,8 +101,8 @@ class Library:
             return decorator
         self._check_open()
         key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        full = self._qualify(op_name)
-        entry = DISPATCHER.entry(full)
+        entry = DISPATCHER.entry(self._qualify(op_name))
+        full = entry.name  # (PyTorch's spelling of an overload the table names differently resolves to the table's)
         if fn is not fallthrough_kernel:
             check_kernel_signature(entry.schema, fn, with_keyset=with_keyset)
         reg = DISPATCHER.register_kernel(full, key, fn, owner=self.owner, with_keyset=with_keyset, allow_override=allow_override)

@@ -246,10 +246,18 @@ def _on_define(entry: OperatorEntry) -> None:
     entry.overload = overload
     ns, name, over = _index_key(entry)
     _INDEX.setdefault(ns, {}).setdefault(name, {})[over] = entry
+    if entry.name in PYTORCH_OVERLOAD_NAMES:
+        DISPATCHER.aliases[_pytorch_full_name(ns, name, over)] = entry.name
+
+
+def _pytorch_full_name(ns: str, name: str, overload: str) -> str:
+    return f"{ns}::{name}" if overload == "default" else f"{ns}::{name}.{overload}"
 
 
 def _on_undefine(entry: OperatorEntry) -> None:
     ns, name, over = _index_key(entry)
+    if DISPATCHER.aliases.get(_pytorch_full_name(ns, name, over)) == entry.name:
+        del DISPATCHER.aliases[_pytorch_full_name(ns, name, over)]
     ops = _INDEX.get(ns, {})
     overloads = ops.get(name, {})
     if overloads.get(over) is entry:

@@ -1,4 +1,4 @@
-"""Names of PyTorch's surface added for issue 15, each against the installed torch: the ``*_copy`` functions,
+"""Names of PyTorch's surface that tutorials and scripts use, each against the installed torch: the ``*_copy`` functions,
 the functional RNN cells, ``sym_*``, ``channel_shuffle``, ``empty_permuted``, ``index_put``, ``resize_as_``,
 the build flags, ``Tensor.as_subclass``/``to_dense``/``sparse_dim``/``dense_dim``/``module_load`` and
 ``utils.swap_tensors``/``set_module``."""
